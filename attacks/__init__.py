@@ -1,0 +1,5 @@
+"""Attacks, one module per family; importing this package registers them."""
+
+from attacks import contribution_readout
+
+__all__ = ["contribution_readout"]

@@ -1,0 +1,1 @@
+"""The ``fedsec`` command line."""

@@ -1,0 +1,63 @@
+"""Entry point of the ``fedsec`` command: parses arguments, maps errors to exit codes.
+
+Exit codes: 0 success, 1 failure (a corrupt transcript, a failed run),
+2 usage error (bad arguments, unknown names, invalid parameters). Errors are
+printed as one line; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+
+from fedsec import __version__
+from fedsec.cli import attack_cmd, inspect_cmd, list_cmd, run_cmd
+from fedsec.errors import FedsecError, UnknownNameError, ValidationError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="fedsec",
+        description="Audit the privacy of federated-learning protocols.",
+    )
+    parser.add_argument("--version", action="version", version=f"fedsec {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (run_cmd, inspect_cmd, attack_cmd, list_cmd):
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    try:
+        return int(args.handler(args) or EXIT_OK)
+    except (ValidationError, UnknownNameError) as error:
+        return _fail(args, error, EXIT_USAGE)
+    except FedsecError as error:
+        return _fail(args, error, EXIT_FAILURE)
+    except KeyboardInterrupt:
+        print("fedsec: interrupted", file=sys.stderr)
+        return EXIT_FAILURE
+    except Exception as error:  # an unexpected failure still gets one readable line
+        return _fail(args, error, EXIT_FAILURE, prefix=f"internal error ({type(error).__name__}): ")
+
+
+def _fail(args: argparse.Namespace, error: BaseException, code: int, prefix: str = "") -> int:
+    if getattr(args, "debug", False):
+        traceback.print_exception(error)
+    message = " ".join(str(error).split())
+    print(f"fedsec: error: {prefix}{message}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Printing helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def print_json(data: Mapping[str, Any] | Sequence[Any]) -> None:
+    """JSON on standard output."""
+    json.dump(data, sys.stdout, indent=2, sort_keys=True, default=_default)
+    sys.stdout.write("\n")
+
+
+def table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str:
+    """A plain aligned text table."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                       enumerate(zip(row, widths, strict=True))) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def progress(message: str) -> None:
+    """A progress line on standard error (kept off standard output for --json)."""
+    print(f"fedsec: {message}", file=sys.stderr, flush=True)
+
+
+def human_bytes(n: float) -> str:
+    """1536 -> '1.5 KiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"  # pragma: no cover
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")

@@ -1,0 +1,70 @@
+"""Communication and computation cost, derived from recorded messages.
+
+Bytes are payload bytes on the wire (framing is not counted). Key material
+recorded by fingerprint counts its real size. A party's local computation time
+is what :meth:`fedsec.network.Network.compute` measured.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from fedsec.transcript import Message
+
+
+def summarize(
+    messages: Iterable[Message],
+    compute_seconds: Mapping[tuple[str, int, str], float] | None = None,
+    wall_seconds: float | None = None,
+) -> dict[str, Any]:
+    """Totals and breakdowns by party, round, phase and tag.
+
+    Returns
+    -------
+    dict
+        ``{"total": {...}, "by_party": {...}, "by_round": {...},
+        "by_phase": {...}, "by_tag": {...}}``; every leaf has ``messages``
+        and ``bytes``; parties have sent and received figures and, when
+        measured, ``compute_seconds``.
+
+    Examples
+    --------
+    >>> summarize([])["total"]
+    {'messages': 0, 'bytes': 0}
+    """
+    total = {"messages": 0, "bytes": 0}
+    by_party: dict[str, dict[str, float]] = defaultdict(
+        lambda: {"messages_sent": 0, "bytes_sent": 0, "messages_received": 0, "bytes_received": 0}
+    )
+    by_round: dict[int, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
+    by_phase: dict[str, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
+    by_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
+    for m in messages:
+        if m.sender == m.receiver:  # a party's own record (e.g. key generation) is not traffic
+            continue
+        total["messages"] += 1
+        total["bytes"] += m.size
+        sent, received = by_party[m.sender], by_party[m.receiver]
+        sent["messages_sent"] += 1
+        sent["bytes_sent"] += m.size
+        received["messages_received"] += 1
+        received["bytes_received"] += m.size
+        for table, key in ((by_round, m.round), (by_phase, m.phase), (by_tag, m.tag)):
+            table[key]["messages"] += 1
+            table[key]["bytes"] += m.size
+    if compute_seconds:
+        for (party, _round, _phase), seconds in compute_seconds.items():
+            entry = by_party[party]
+            entry["compute_seconds"] = entry.get("compute_seconds", 0.0) + seconds
+    out: dict[str, Any] = {
+        "total": total,
+        "by_party": {k: dict(v) for k, v in sorted(by_party.items())},
+        "by_round": {str(k): v for k, v in sorted(by_round.items())},
+        "by_phase": dict(sorted(by_phase.items())),
+        "by_tag": dict(sorted(by_tag.items())),
+    }
+    if wall_seconds is not None:
+        out["total"]["wall_seconds"] = wall_seconds
+    return out

@@ -1,0 +1,161 @@
+"""Datasets by name: :func:`load` and :func:`dataset_names`."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from fedsec.data.builtin import BUILTIN_LOADERS
+from fedsec.data.dataset import Dataset
+from fedsec.data.synthetic import make_classification, make_fedcg_toy
+from fedsec.data.user_csv import from_csv
+from fedsec.errors import DataError, UnknownNameError, ValidationError
+from fedsec.validation import param_error
+
+LOADERS: Mapping[str, Callable[..., Dataset]] = MappingProxyType({
+    **BUILTIN_LOADERS,
+    "fedcg-toy": make_fedcg_toy,
+    "classification": make_classification,
+})
+"""Every named dataset; a loader's keyword-only arguments are the dataset's options."""
+
+
+SUMMARIES: Mapping[str, str] = MappingProxyType({
+    "iris": "Iris flowers: 150 samples, 4 features, 3 classes (scikit-learn).",
+    "wine": "Wine cultivars: 178 samples, 13 features, 3 classes (scikit-learn).",
+    "breast_cancer": "Wisconsin diagnostic breast cancer: 569 samples, 30 features, binary "
+                     "(scikit-learn).",
+    "digits": "Handwritten digits 8x8: 1,797 samples, 64 features, 10 classes (scikit-learn).",
+    "sonar": "Sonar mines vs rocks: 208 samples, 60 features, binary (UCI).",
+    "ionosphere": "Ionosphere radar returns: 351 samples, 34 features, binary (UCI).",
+    "pima": "Pima Indians diabetes: 768 samples, 8 clinical features, binary (NIDDK).",
+    "heart": "Cleveland heart disease: 297 complete samples, 13 features, binary presence (UCI).",
+    "mnist5k": "MNIST subset: 5,000 images, 784 pixels, 10 classes.",
+    "mfeat": "UCI multiple features: 2,000 digits in six views (649 features), 10 classes.",
+    "nutrimouse": "Nutrimouse: 40 mice, gene (120) and lipid (21) omics views, genotype label.",
+    "fedcg-toy": "FedCG's toy set: 6,000 + 6,000 samples from three hospitals, 2-D plus bias.",
+    "classification": "Synthetic classification set (scikit-learn make_classification).",
+})
+"""One line per named dataset, for listings."""
+
+
+def dataset_names() -> tuple[str, ...]:
+    """The names :func:`load` accepts, sorted.
+
+    Examples
+    --------
+    >>> "sonar" in dataset_names()
+    True
+    """
+    return tuple(sorted(LOADERS))
+
+
+def dataset_options(name: str) -> dict[str, Any]:
+    """The options a named dataset accepts, with their defaults.
+
+    Examples
+    --------
+    >>> dataset_options("heart")
+    {'target': 'presence', 'missing': 'drop'}
+    """
+    return _options(_loader(name))
+
+
+def load(name: str | os.PathLike[str], /, **options: Any) -> Dataset:
+    """Load a dataset by name, or a user's CSV file by path.
+
+    Parameters
+    ----------
+    name : str or path-like
+        One of :func:`dataset_names`, or the path of an existing ``.csv`` file
+        (then ``options`` are those of :func:`fedsec.data.from_csv`, including
+        its ``name``). Positional only.
+    **options
+        Dataset-specific options, listed below.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    fedsec.errors.UnknownNameError
+        For an unknown name; the message lists the valid names.
+    fedsec.errors.ValidationError
+        For an unknown option (the message lists the accepted ones) or a bad
+        option value.
+    fedsec.errors.DataError
+        If a packaged file fails its checksum (the installation is corrupt) or
+        a ``.csv`` path does not exist.
+
+    Notes
+    -----
+    Class code ``i`` always means ``class_names[i]``.
+
+    ===============  ============  ====================================================
+    name             shape         classes and options
+    ===============  ============  ====================================================
+    iris             150 x 4       3 species (scikit-learn coding)
+    wine             178 x 13      3 cultivars (scikit-learn coding)
+    breast_cancer    569 x 30      0 malignant (212), 1 benign (357)
+    digits           1797 x 64     10 digits
+    sonar            208 x 60      0 ``R`` rock (97), 1 ``M`` mine (111)
+    ionosphere       351 x 34      0 ``b`` bad (126), 1 ``g`` good (225)
+    pima             768 x 8       0 (500), 1 diabetes (268)
+    heart            297 x 13      ``target="presence"`` (default): 0 (160), 1 = num
+                                   1-4 (137); ``target="num"``: 5 classes 0-4.
+                                   ``missing="drop"`` (the only choice) drops the 6
+                                   rows with a missing ``ca`` or ``thal``.
+    mnist5k          5000 x 784    10 digits, 500 each; features ``px_row_col``
+    mfeat            2000 x 649    10 digits, 200 each; groups fou (76), fac (216),
+                                   kar (64), pix (240), zer (47), mor (6)
+    nutrimouse       40 x 141      ``target="genotype"`` (default): 0 ``wt``, 1
+                                   ``ppar``; ``target="diet"``: coc, fish, lin, ref,
+                                   sun. Groups gene (120) and lipid (21)
+    fedcg-toy        12000 x 3     see :func:`fedsec.data.make_fedcg_toy`; ``seed``
+    classification   1000 x 20     see :func:`fedsec.data.make_classification`
+    ===============  ============  ====================================================
+
+    Examples
+    --------
+    >>> load("heart", target="num").class_names
+    ('0', '1', '2', '3', '4')
+    >>> load("sonar").describe()["classes"]
+    {'R': 97, 'M': 111}
+    """
+    loader = _loader(name)
+    accepted = _options(loader)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        shown = os.fspath(name) if isinstance(name, os.PathLike) else name
+        raise ValidationError(
+            f"Unknown option(s) {', '.join(map(repr, unknown))} for dataset {shown!r}. "
+            f"Accepted options: {', '.join(accepted) if accepted else '(none)'}."
+        )
+    return loader(**options)
+
+
+def _loader(name: Any) -> Callable[..., Dataset]:
+    if isinstance(name, os.PathLike):
+        name = os.fspath(name)
+    if not isinstance(name, str):
+        raise param_error("load", "name", "a dataset name or the path of a .csv file", name)
+    if name in LOADERS:
+        return LOADERS[name]
+    if name.lower().endswith(".csv"):
+        if not Path(name).is_file():
+            raise DataError(f"No CSV file exists at {name!r}.")
+        return partial(from_csv, name)
+    raise UnknownNameError("dataset", name, dataset_names())
+
+
+def _options(loader: Callable[..., Dataset]) -> dict[str, Any]:
+    parameters = inspect.signature(loader).parameters.values()
+    return {
+        p.name: p.default for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }

@@ -1,0 +1,51 @@
+"""The exception tree every fedsec module raises from.
+
+Each error sits under the matching built-in so callers that already catch
+``ValueError`` or ``TypeError`` keep working, while ``except FedsecError``
+catches everything the toolkit itself refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class FedsecError(Exception):
+    """Base class of every error fedsec raises on purpose."""
+
+
+class ValidationError(FedsecError, ValueError):
+    """A parameter, spec string or data value is not acceptable."""
+
+
+class UnknownNameError(FedsecError, KeyError):
+    """A name (dataset, party, protocol, backend, ...) is not known.
+
+    The message lists the valid names so the user can correct the call.
+    """
+
+    def __init__(self, kind: str, name: str, valid: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.valid = tuple(sorted(valid))
+        choices = ", ".join(self.valid) if self.valid else "(none registered)"
+        super().__init__(f"Unknown {kind} {name!r}. Valid {kind} names: {choices}.")
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+class DataError(ValidationError):
+    """Data values are unusable (NaN, inf, wrong shape, failed checksum)."""
+
+
+class CapabilityError(FedsecError, TypeError):
+    """A component lacks an operation or knowledge another component needs."""
+
+
+class TranscriptError(FedsecError, ValueError):
+    """A transcript is corrupt, truncated, tampered with or misused."""
+
+
+class PartitionError(ValidationError):
+    """A partition spec or grid is invalid."""

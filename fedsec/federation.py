@@ -1,0 +1,128 @@
+"""Parties and the federation they form for one run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fedsec.errors import UnknownNameError
+from fedsec.keys import KeyStore, fingerprint
+from fedsec.network import Network
+from fedsec.seeding import generator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.partition import Partition, Shard
+
+
+@dataclass(eq=False)
+class Party:
+    """A participant: its name, role, private shard, own random stream and keys.
+
+    ``private`` holds values the party computes and keeps (its local
+    statistics, its model share); they are part of the ground truth an audit
+    scores against and of what the party knows when it is the adversary.
+    """
+
+    name: str
+    role: str
+    shard: Shard | None
+    rng: np.random.Generator
+    keys: KeyStore
+    private: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def knowledge(self) -> dict[str, np.ndarray | bytes]:
+        """Everything this party privately holds, flattened to named arrays and bytes."""
+        out: dict[str, np.ndarray | bytes] = {}
+        if self.shard is not None:
+            out.update({f"shard/{k}": v for k, v in self.shard.arrays().items()})
+        out.update({f"key/{k}": v for k, v in self.keys.export().items()})
+        out.update({f"value/{k}": np.asarray(v) for k, v in self.private.items()})
+        return out
+
+
+class Federation:
+    """The parties of one run, the network between them, and the run's seed.
+
+    Build it with :meth:`from_partition`. The test set, when given, belongs
+    to the evaluator, not to any party: protocols use it only to measure their
+    model.
+    """
+
+    def __init__(
+        self, *, parties: Mapping[str, Party], network: Network, seed: int,
+        partition: Partition | None = None, test: Dataset | None = None,
+    ) -> None:
+        self.parties = dict(parties)
+        self.network = network
+        self.seed = seed
+        self.partition = partition
+        self.test = test
+
+    @classmethod
+    def from_partition(
+        cls, partition: Partition, train: Dataset, *, seed: int, network: Network,
+        test: Dataset | None = None,
+    ) -> Federation:
+        """One party per partition party, each with its shard of ``train``."""
+        parties = {}
+        for name in partition.parties:
+            is_coordinator = name in partition.coordinators
+            parties[name] = Party(
+                name=name, role=partition.roles[name],
+                shard=None if is_coordinator else partition.shard(name, train.X, train.y),
+                rng=generator(seed, f"party/{name}"), keys=KeyStore(name),
+            )
+        return cls(parties=parties, network=network, seed=seed, partition=partition, test=test)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Party names in a stable order."""
+        return tuple(self.parties)
+
+    def party(self, name: str) -> Party:
+        """The party called ``name``."""
+        try:
+            return self.parties[name]
+        except KeyError:
+            raise UnknownNameError("party", name, self.parties) from None
+
+    def by_role(self, role: str) -> list[Party]:
+        """Parties with ``role``, in order."""
+        return [p for p in self.parties.values() if p.role == role]
+
+    def data_parties(self) -> list[Party]:
+        """Parties that hold a shard."""
+        return [p for p in self.parties.values() if p.shard is not None]
+
+    def share_key(
+        self, owner: str, key_id: str, material: bytes, *, to: Iterable[str] = (),
+        public: bool = False, meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Give ``owner`` a key and send it to each party in ``to``, through the network.
+
+        The transcript shows who holds what: the owner's own record and each
+        delivery carry the key id; public material travels in full, secret
+        material only as its fingerprint (its size is still counted).
+        """
+        net = self.network
+        info = {"fingerprint": fingerprint(material), "public": public, **(meta or {})}
+        self.party(owner).keys.put(key_id, material, public=public)
+        shown = bytes(material) if public else bytes.fromhex(info["fingerprint"])
+        protection = "plain" if public else "secret"
+        net.send(owner, owner, "key.hold", shown, protection=protection, key_id=key_id,
+                 meta=info, size=0)
+        for receiver in to:
+            net.send(owner, receiver, "key.share", shown, protection=protection, key_id=key_id,
+                     meta=info, size=len(material))
+            self.party(receiver).keys.put(key_id, material, public=public)
+
+    def knowledge(self) -> dict[str, np.ndarray | bytes]:
+        """Every party's private holdings, keyed ``party/NAME/...`` (the auditor's truth)."""
+        out: dict[str, np.ndarray | bytes] = {}
+        for name, party in self.parties.items():
+            out.update({f"party/{name}/{k}": v for k, v in party.knowledge().items()})
+        return out

@@ -1,0 +1,211 @@
+"""The plug-in interfaces: Protocol, MaskingBackend, Attack, Defense, Scorer.
+
+Each is a small abstract base with one or a few verbs. What a component
+needs or offers is declared as class-level data (``requires``, ``exposes``,
+``operations``, ``needs_tags``), so mismatches are found before anything runs.
+Parameters are a keyword-only frozen dataclass named ``Params`` on the class.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from fedsec.errors import CapabilityError
+from fedsec.outcomes import Outcome, Reconstruction
+from fedsec.params import NoParams, build_params, params_dict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation, Party
+    from fedsec.views import View
+    from fedsec.wire import Wire
+
+
+class Component:
+    """Shared by every plug-in: a registered name, a summary, the paper, parameters."""
+
+    kind: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    Params: ClassVar[type] = NoParams
+
+    def __init__(self, **params: Any) -> None:
+        self.params = build_params(self.Params, params, owner=f"{self.kind} {self.name!r}")
+
+    @classmethod
+    def capabilities(cls) -> dict[str, Any]:
+        """What this component declares, as JSON-able data."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """Name and parameter values, for results and reports."""
+        return {"name": self.name, "params": params_dict(self.params)}
+
+
+class Protocol(Component, ABC):
+    """A federated protocol: runs among the parties of a Federation.
+
+    Declares the partition kinds it accepts, the coordinator parties it adds
+    (name, role), the backend operations it needs and the message tags its
+    transcript exposes.
+    """
+
+    kind = "protocol"
+    partition_kinds: ClassVar[tuple[str, ...]] = ("horizontal", "vertical", "hybrid")
+    default_partition: ClassVar[str] = "horizontal:parties=3"
+    default_dataset: ClassVar[str] = "iris"
+    coordinators: ClassVar[tuple[tuple[str, str], ...]] = ()
+    requires: ClassVar[frozenset[str]] = frozenset()
+    exposes: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def capabilities(cls) -> dict[str, Any]:
+        return {"partition_kinds": list(cls.partition_kinds), "requires": sorted(cls.requires),
+                "exposes": sorted(cls.exposes),
+                "coordinators": [list(c) for c in cls.coordinators]}
+
+    @abstractmethod
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        """Run among the federation's parties; every exchange goes through its network."""
+
+    @abstractmethod
+    def reference(self, train: Dataset, test: Dataset) -> Outcome:
+        """The centralized computation the federated run must match."""
+
+
+class MaskingBackend(Component, ABC):
+    """How values are protected in transit and combined while protected.
+
+    ``operations`` lists what can be done on protected values (``add``,
+    ``add_plain``, ``mul_plain``, ``sum``); ``exact`` says whether results are
+    exact or approximate.
+    """
+
+    kind = "backend"
+    protection: ClassVar[str] = ""
+    operations: ClassVar[frozenset[str]] = frozenset()
+    exact: ClassVar[bool] = True
+
+    @classmethod
+    def capabilities(cls) -> dict[str, Any]:
+        return {"protection": cls.protection, "operations": sorted(cls.operations),
+                "exact": cls.exact}
+
+    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str) -> None:
+        """Set up keys or shared seeds through the network (nothing for unkeyed backends)."""
+
+    @abstractmethod
+    def protect(self, federation: Federation, sender: str, values: np.ndarray, *,
+                receiver: str) -> Wire:
+        """``sender`` protects ``values`` before they leave it for ``receiver``."""
+
+    @abstractmethod
+    def aggregate(self, federation: Federation, receiver: str, received: Sequence[Wire]) -> Wire:
+        """Combine protected contributions without opening them."""
+
+    @abstractmethod
+    def reveal(self, federation: Federation, receiver: str, aggregate: Wire) -> np.ndarray:
+        """Open an aggregate; only what the protocol is meant to reveal comes out."""
+
+
+def check_operations(backend: type[MaskingBackend] | MaskingBackend, needed: Iterable[str], *,
+                     who: str) -> None:
+    """Refuse a backend that lacks an operation, naming the backends that have it."""
+    from fedsec.registry import classes
+
+    missing = sorted(set(needed) - set(backend.operations))
+    if not missing:
+        return
+    lines = []
+    for op in missing:
+        having = sorted(n for n, c in classes("backend").items() if op in c.operations)
+        lines.append(f"{op!r} (available in: {', '.join(having) or 'no registered backend'})")
+    raise CapabilityError(
+        f"{who} needs operation(s) the {backend.name!r} backend lacks: {'; '.join(lines)}."
+    )
+
+
+class Attack(Component, ABC):
+    """Reads a View and returns a Reconstruction.
+
+    ``needs_tags`` are message tags the attack reads; a View without any of
+    them makes the attack not applicable, with the reason stated.
+    """
+
+    kind = "attack"
+    needs_tags: ClassVar[frozenset[str]] = frozenset()
+    needs_knowledge: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def capabilities(cls) -> dict[str, Any]:
+        return {"needs_tags": sorted(cls.needs_tags),
+                "needs_knowledge": sorted(cls.needs_knowledge)}
+
+    def not_applicable(self, view: View) -> str | None:
+        """Why this attack cannot run on ``view``, or None when it can."""
+        missing = sorted(self.needs_tags - view.tags())
+        if missing:
+            return (f"{view.threat} observed no message tagged {', '.join(missing)}; "
+                    f"it observed: {', '.join(sorted(view.tags())) or 'nothing'}")
+        return None
+
+    def check(self, view: View) -> None:
+        """Raise CapabilityError when the attack is not applicable to ``view``."""
+        reason = self.not_applicable(view)
+        if reason is not None:
+            raise CapabilityError(f"Attack {self.name!r} does not apply: {reason}.")
+
+    @abstractmethod
+    def run(self, view: View) -> Reconstruction:
+        """Reconstruct what the view allows."""
+
+
+class Defense(Component):
+    """Changes a protocol's configuration or transforms messages at declared points.
+
+    Override :meth:`configure` to change protocol parameters and
+    :meth:`transform` to alter a party's payload before it is sent under one
+    of the tags in ``points`` (``*`` for any tag the protocol lets defences touch).
+    """
+
+    kind = "defense"
+    protocols: ClassVar[frozenset[str]] = frozenset()
+    points: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def capabilities(cls) -> dict[str, Any]:
+        return {"protocols": sorted(cls.protocols), "points": sorted(cls.points)}
+
+    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Protocol parameters after this defence (unchanged by default)."""
+        return dict(params)
+
+    def transform(self, party: Party, tag: str, values: np.ndarray) -> np.ndarray:
+        """The payload ``party`` sends under ``tag`` after this defence (unchanged by default)."""
+        return values
+
+
+def apply_transforms(defenses: Sequence[Defense], party: Party, tag: str,
+                     values: np.ndarray) -> np.ndarray:
+    """Pass ``values`` through every defence that acts on ``tag``, in order."""
+    for defense in defenses:
+        if tag in defense.points or "*" in defense.points:
+            values = defense.transform(party, tag, values)
+    return values
+
+
+class Scorer(Component, ABC):
+    """Compares a Reconstruction with the ground truth."""
+
+    kind = "scorer"
+
+    @abstractmethod
+    def score(self, reconstruction: Reconstruction,
+              truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
+        """Leakage metrics, each next to its naive baseline."""

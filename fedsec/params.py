@@ -1,0 +1,101 @@
+"""Keyword-only frozen parameter dataclasses, built from user input.
+
+Every component declares its parameters as a frozen dataclass (validated in
+``__post_init__``); :func:`build_params` turns a mapping (from Python, a TOML
+table or ``--set key=value`` strings) into one, refusing unknown names with
+the valid ones listed and converting strings to the declared types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from fedsec.errors import ValidationError
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NoParams:
+    """For components without parameters."""
+
+
+def build_params(params_cls: type, values: Mapping[str, Any], *, owner: str) -> Any:
+    """Instantiate ``params_cls`` from ``values``.
+
+    Examples
+    --------
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class P:
+    ...     n_rounds: int = 1
+    >>> build_params(P, {"n_rounds": "3"}, owner="demo").n_rounds
+    3
+    """
+    fields = {f.name: f for f in dataclasses.fields(params_cls)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        valid = ", ".join(sorted(fields)) or "none"
+        raise ValidationError(
+            f"{owner} has no parameter {', '.join(map(repr, unknown))}. Valid parameters: {valid}."
+        )
+    hints = typing.get_type_hints(params_cls)
+    converted = {k: _convert(v, hints.get(k), owner, k) for k, v in values.items()}
+    try:
+        return params_cls(**converted)
+    except TypeError as error:  # a missing required parameter
+        raise ValidationError(f"{owner}: {error}") from None
+
+
+def params_dict(params: Any) -> dict[str, Any]:
+    """A JSON-able dict of a params instance."""
+    return {f.name: _jsonable(getattr(params, f.name)) for f in dataclasses.fields(params)}
+
+
+def parse_assignments(items: list[str] | tuple[str, ...], *, what: str) -> dict[str, str]:
+    """Parse ``key=value`` strings (from ``--set``) into a dict of strings."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(f"{what} {item!r} is not of the form key=value.")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _convert(value: Any, hint: Any, owner: str, name: str) -> Any:
+    if not isinstance(value, str) or hint is None:
+        return value
+    target = _scalar_type(hint)
+    if target is None or target is str:
+        return value
+    try:
+        if target is bool:
+            lowered = value.lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ValueError(value)
+        return target(value)
+    except ValueError:
+        raise ValidationError(
+            f"The {name!r} parameter of {owner} must be {target.__name__}. Got {value!r} instead."
+        ) from None
+
+
+def _scalar_type(hint: Any) -> type | None:
+    if hint in (int, float, bool, str):
+        return hint
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if len(args) == 1 and args[0] in (int, float, bool, str):
+        return args[0]
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,103 @@
+"""Built-in scorers: leakage metrics, each next to its naive baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Scorer
+from fedsec.outcomes import Reconstruction
+from fedsec.registry import register
+from fedsec.validation import check_float
+
+
+def relative_error(estimate: np.ndarray, truth: np.ndarray) -> float:
+    """``||estimate - truth|| / ||truth||`` (Frobenius); absolute error when truth is zero.
+
+    Examples
+    --------
+    >>> relative_error(np.array([1.0, 1.0]), np.array([1.0, 0.0]))
+    1.0
+    """
+    estimate = np.asarray(estimate, dtype=float)
+    truth = np.asarray(truth, dtype=float)
+    if estimate.shape != truth.shape:
+        raise ValidationError(
+            f"An estimate of shape {estimate.shape} cannot be scored against truth of shape "
+            f"{truth.shape}."
+        )
+    norm = float(np.linalg.norm(truth))
+    diff = float(np.linalg.norm(estimate - truth))
+    return diff / norm if norm > 0 else diff
+
+
+def advantage(error: float, baseline_error: float) -> float:
+    """``1 - error / baseline_error``: 1 is exact recovery, 0 no better than the naive guess.
+
+    Negative when the attack does worse than the baseline; NaN when the
+    baseline is exact (nothing left to gain).
+
+    Examples
+    --------
+    >>> advantage(0.0, 0.2), advantage(0.2, 0.2)
+    (1.0, 0.0)
+    """
+    if not baseline_error > 0:
+        return float("nan")
+    return 1.0 - error / baseline_error
+
+
+@register("scorer", "reconstruction-error")
+class ReconstructionError(Scorer):
+    """Relative error of each recovered value and the fraction recovered within epsilon.
+
+    Every metric comes with its baseline counterpart (the attack's naive
+    guess), and ``advantage`` summarises how much of the gap between the
+    baseline and exact recovery the attack closed.
+    """
+
+    summary = "Relative error per target, fraction recovered within epsilon, against the baseline."
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        epsilon: float = 0.05
+
+        def __post_init__(self) -> None:
+            check_float(self.epsilon, owner="scorer 'reconstruction-error'", name="epsilon",
+                        min_value=0.0)
+
+    def score(self, reconstruction: Reconstruction,
+              truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
+        missing = sorted(set(reconstruction.estimates) - set(truth))
+        if missing:
+            raise ValidationError(
+                f"The ground truth has no entry for {', '.join(missing)}; score with the private "
+                "store of the run that produced the transcript."
+            )
+        eps = self.params.epsilon
+        per_target: dict[str, dict[str, float]] = {}
+        for key, estimate in reconstruction.estimates.items():
+            entry = {"relative_error": relative_error(estimate, truth[key])}
+            if key in reconstruction.baseline:
+                entry["baseline_relative_error"] = relative_error(reconstruction.baseline[key],
+                                                                  truth[key])
+            per_target[key] = entry
+        errors = np.array([e["relative_error"] for e in per_target.values()])
+        base = np.array([e["baseline_relative_error"] for e in per_target.values()
+                         if "baseline_relative_error" in e])
+        error = float(errors.mean()) if errors.size else float("nan")
+        baseline_error = float(base.mean()) if base.size else float("nan")
+        return {
+            "n_targets": len(per_target),
+            "epsilon": eps,
+            "relative_error": error,
+            "fraction_recovered": float((errors <= eps).mean()) if errors.size else 0.0,
+            "baseline_relative_error": baseline_error,
+            "advantage": advantage(error, baseline_error),
+            "baseline_fraction_recovered": float((base <= eps).mean()) if base.size else 0.0,
+            "per_target": per_target,
+        }

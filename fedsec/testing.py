@@ -1,0 +1,158 @@
+"""Public conformance checks for protocols, backends, attacks, defences and scorers.
+
+Third-party components can run the same checks the built-ins pass, in the
+style of scikit-learn's ``check_estimator``::
+
+    from fedsec.testing import check_protocol
+    check_protocol(MyProtocol)
+
+Each check raises ``AssertionError`` with a message saying what failed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedsec import registry
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Attack, Defense, MaskingBackend, Protocol, Scorer
+from fedsec.runner import RunConfig, RunResult, run
+from fedsec.transcript import Transcript, read_transcript
+from fedsec.views import build_view
+
+_UNKNOWN_PARAM = "no_such_parameter_xyz"
+
+
+def check_rejects_unknown_parameter(cls: type) -> None:
+    """Constructing with an unknown parameter raises a ValidationError naming it."""
+    try:
+        cls(**{_UNKNOWN_PARAM: 1})
+    except ValidationError as error:
+        assert _UNKNOWN_PARAM in str(error), f"{cls.__name__}: error does not name the parameter"
+        return
+    raise AssertionError(f"{cls.__name__} accepted an unknown parameter {_UNKNOWN_PARAM!r}")
+
+
+def assert_same_transcript(a: Transcript, b: Transcript) -> None:
+    """Two transcripts are identical except for timing."""
+    assert dict(a.header) == dict(b.header), "headers differ"
+    assert len(a) == len(b), f"{len(a)} messages versus {len(b)}"
+    for x, y in zip(a.messages, b.messages, strict=True):
+        assert x.digest == y.digest, f"message {x.seq} ({x.tag}) differs between the runs"
+    assert a.footer == b.footer, "end records differ"
+
+
+def check_protocol(cls: type[Protocol], *, dataset: str | None = None,
+                   partition: str | None = None, backend: str = "plain",
+                   seed: int = 0) -> RunResult:
+    """Same seed → same transcript; transcript round-trips; federated = centralized.
+
+    Returns the first run's result for further checks.
+    """
+    check_rejects_unknown_parameter(cls)
+    name = _registered_name("protocol", cls)
+    config = RunConfig(protocol=name, dataset=dataset, partition=partition, backend=backend,
+                       seed=seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        first = run(config, Path(tmp) / "a")
+        second = run(config)
+        assert_same_transcript(first.transcript, second.transcript)
+        loaded = read_transcript(Path(tmp) / "a" / "transcript.arrow")
+        assert_same_transcript(first.transcript, loaded)
+        report = loaded.verify()
+        assert report.ok, f"{name}: saved transcript fails verification: {report.summary()}"
+        for x, y in zip(first.transcript.messages, loaded.messages, strict=True):
+            _assert_same_payload(x.payload, y.payload, x.seq)
+    comparison = first.record["comparison"]
+    assert comparison["agrees"], f"{name}: federated result differs from centralized: {comparison}"
+    return first
+
+
+def check_backend(cls: type[MaskingBackend], *, n_parties: int = 4, length: int = 16,
+                  seed: int = 0) -> None:
+    """A secure sum through the backend equals the plaintext sum within its precision."""
+    from fedsec.backends.primitives import secure_sum
+    from fedsec.federation import Federation, Party
+    from fedsec.keys import KeyStore
+    from fedsec.network import Network
+    from fedsec.seeding import generator
+    from fedsec.transcript import TranscriptWriter
+
+    check_rejects_unknown_parameter(cls)
+    backend = cls()
+    names = [f"p{i}" for i in range(n_parties)]
+    roles = {**{n: "client" for n in names}, "agg": "aggregator"}
+    network = Network(TranscriptWriter({"parties": roles}), roles)
+    parties = {n: Party(name=n, role=r, shard=None, rng=generator(seed, n), keys=KeyStore(n))
+               for n, r in roles.items()}
+    federation = Federation(parties=parties, network=network, seed=seed)
+    rng = generator(seed, "check_backend")
+    vectors = {n: rng.normal(size=length) for n in names}
+    total = secure_sum(federation, backend, vectors, "agg")
+    expected = np.sum(list(vectors.values()), axis=0)
+    tol = 1e-9 if backend.exact else 1e-6
+    assert np.allclose(total, expected, rtol=tol, atol=tol * np.abs(expected).max()), (
+        f"{cls.__name__}: secure sum differs from the plaintext sum"
+    )
+    assert network.close().verify().ok
+
+
+def check_attack(cls: type[Attack], *, seed: int = 0) -> None:
+    """Bad parameters raise; the attack runs deterministically where its tags are observed."""
+    check_rejects_unknown_parameter(cls)
+    attack = cls()
+    for protocol_name, protocol_cls in registry.classes("protocol").items():
+        if not attack.needs_tags <= protocol_cls.exposes:
+            continue
+        result = run(RunConfig(protocol=protocol_name, seed=seed))
+        for party in result.transcript.parties:
+            view = build_view(result.transcript, party, result.private)
+            if attack.not_applicable(view) is not None:
+                continue
+            a, b = attack.run(view), cls().run(view)
+            assert set(a.estimates) <= set(result.private), (
+                f"{cls.__name__}: estimates name keys absent from the ground truth"
+            )
+            for key in a.estimates:
+                assert np.array_equal(a.estimates[key], b.estimates[key]), (
+                    f"{cls.__name__}: two runs on one view differ for {key}"
+                )
+            return
+    raise AssertionError(
+        f"{cls.__name__}: no registered protocol exposes {sorted(attack.needs_tags)}"
+    )
+
+
+def check_defense(cls: type[Defense]) -> None:
+    """Bad parameters raise; configuring returns a new mapping."""
+    check_rejects_unknown_parameter(cls)
+    defense = cls()
+    params: dict[str, Any] = {}
+    assert isinstance(defense.configure(params), dict)
+    assert params == {}, f"{cls.__name__}.configure mutated its input"
+
+
+def check_scorer(cls: type[Scorer]) -> None:
+    """Bad parameters raise."""
+    check_rejects_unknown_parameter(cls)
+
+
+def _registered_name(kind: str, cls: type) -> str:
+    for name, registered in registry.classes(kind).items():
+        if registered is cls:
+            return name
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _assert_same_payload(a: Any, b: Any, seq: int) -> None:
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, (
+            f"message {seq}: array layout differs after a round trip"
+        )
+        assert a.tobytes() == b.tobytes(), f"message {seq}: array bytes differ after a round trip"
+    else:
+        assert a == b, f"message {seq}: bytes differ after a round trip"

@@ -1,0 +1,25 @@
+"""The transcript: the append-only, integrity-chained record of one run.
+
+Write with :class:`TranscriptWriter` (the network does this), read with
+:func:`read_transcript`, check with :meth:`Transcript.verify`, analyse with
+:func:`read_pandas` or ``pandas.read_feather``.
+"""
+
+from fedsec.transcript.message import Message
+from fedsec.transcript.reader import read_pandas, read_transcript
+from fedsec.transcript.transcript import IntegrityReport, Transcript
+from fedsec.transcript.writer import TranscriptWriter, write_transcript
+
+#: File name of the transcript inside a run directory.
+FILE_NAME = "transcript.arrow"
+
+__all__ = [
+    "FILE_NAME",
+    "IntegrityReport",
+    "Message",
+    "Transcript",
+    "TranscriptWriter",
+    "read_pandas",
+    "read_transcript",
+    "write_transcript",
+]

@@ -1,0 +1,54 @@
+"""The on-disk layout of a transcript: Apache Arrow IPC (Feather v2) file.
+
+Why Arrow IPC: it is open and columnar (``pandas.read_feather`` or
+``pyarrow.ipc.open_file`` read a whole transcript in one call, memory-mapped),
+it is written batch by batch as the run goes, and a file is the IPC *stream*
+format framed by magic bytes and a closing footer, so a run that dies before
+writing the footer still leaves every flushed batch readable as a stream.
+Parquet was the alternative; its footer holds the only copy of the schema and
+row-group index, so a truncated Parquet file is unreadable. Payloads are raw
+bytes with explicit dtype and shape columns: no pickle anywhere.
+
+Columns: seq, round, phase, sender, receiver, tag, kind, protection, key_id,
+dtype, shape, size, payload, meta (JSON), elapsed, digest. The run header is
+JSON in the schema metadata; the footer metadata records how the run ended,
+the message count and the final chain value.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+FORMAT_VERSION = "1"
+HEADER_KEY = b"fedsec.header"
+VERSION_KEY = b"fedsec.transcript_version"
+FOOTER_KEY = b"fedsec.footer"
+FILE_MAGIC = b"ARROW1\x00\x00"
+
+SCHEMA_FIELDS = [
+    ("seq", pa.int64()),
+    ("round", pa.int32()),
+    ("phase", pa.string()),
+    ("sender", pa.string()),
+    ("receiver", pa.string()),
+    ("tag", pa.string()),
+    ("kind", pa.string()),
+    ("protection", pa.string()),
+    ("key_id", pa.string()),
+    ("dtype", pa.string()),
+    ("shape", pa.list_(pa.int64())),
+    ("size", pa.int64()),
+    ("payload", pa.large_binary()),
+    ("meta", pa.string()),
+    ("elapsed", pa.float64()),
+    ("digest", pa.binary(32)),
+]
+COLUMNS = [name for name, _ in SCHEMA_FIELDS]
+
+
+def schema(header_json: str) -> pa.Schema:
+    """The Arrow schema carrying the run header."""
+    return pa.schema(
+        [pa.field(n, t, nullable=False) for n, t in SCHEMA_FIELDS],
+        metadata={VERSION_KEY: FORMAT_VERSION.encode(), HEADER_KEY: header_json.encode("utf-8")},
+    )

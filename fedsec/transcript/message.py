@@ -1,0 +1,130 @@
+"""One recorded message and the hash chain that links messages together."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from hashlib import sha256
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from fedsec.errors import ValidationError
+
+#: Names of parties, tags, phases and protections: no separators, no spaces.
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+\-/]*$")
+
+#: The first link of every chain is derived from this label and the header.
+CHAIN_LABEL = b"fedsec-transcript-v1"
+
+
+class Message(NamedTuple):
+    """A payload that crossed from one party to another (an immutable record).
+
+    Attributes
+    ----------
+    seq : int
+        Position in the transcript, from 0.
+    round, phase : int, str
+        Protocol round and phase the message belongs to.
+    sender, receiver : str
+        Party names.
+    tag : str
+        Semantic tag (``kernel_block``, ``masked_residual``, ...).
+    kind : str
+        ``"array"`` or ``"bytes"`` (see :mod:`fedsec.transcript.payload`).
+    protection : str
+        How the payload is protected (``plain``, ``noise``, ``paillier``,
+        ``ckks``, ``secret`` for key material shown only by fingerprint).
+    key_id : str
+        The key that opens a protected payload; empty for ``plain``.
+    dtype, shape : str, tuple of int
+        Array layout (empty for bytes).
+    payload : numpy.ndarray or bytes
+        The value as the receiver got it (arrays are read-only).
+    size : int
+        Bytes on the wire.
+    meta : Mapping
+        JSON-able facts an attack needs to interpret the payload (never a
+        secret).
+    elapsed : float
+        Seconds since the run started; not covered by the chain, since two
+        runs with one seed differ only there.
+    digest : bytes
+        SHA-256 chain value after this message.
+    """
+
+    seq: int
+    round: int
+    phase: str
+    sender: str
+    receiver: str
+    tag: str
+    kind: str
+    protection: str
+    key_id: str
+    dtype: str
+    shape: tuple[int, ...]
+    payload: np.ndarray | bytes
+    size: int
+    meta: Mapping[str, Any]
+    elapsed: float
+    digest: bytes
+
+    @property
+    def meta_json(self) -> str:
+        """The metadata as canonical JSON."""
+        return canonical_json(self.meta)
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces), as hashed and stored."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False,
+                      default=_mapping_as_dict)
+
+
+def _mapping_as_dict(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(
+        f"Message metadata must be JSON-able; {type(value).__name__} is not (convert arrays to "
+        "lists, or send them as payloads)."
+    )
+
+
+def check_name(value: str, what: str) -> str:
+    """Refuse names that could not be recorded unambiguously."""
+    if not isinstance(value, str) or not NAME_PATTERN.match(value):
+        raise ValidationError(
+            f"The {what} {value!r} is not a valid name: use letters, digits and _ . : + - /"
+            " (no spaces), starting with a letter, digit or underscore."
+        )
+    return value
+
+
+def genesis(header_json: str) -> bytes:
+    """The chain value before the first message, bound to the header."""
+    return sha256(CHAIN_LABEL + b"\x00" + header_json.encode("utf-8")).digest()
+
+
+def link(
+    previous: bytes, seq: int, round_: int, phase: str, sender: str, receiver: str, tag: str,
+    kind: str, protection: str, key_id: str, dtype: str, shape: tuple[int, ...], size: int,
+    meta_json: str, raw: bytes,
+) -> bytes:
+    """The chain value of one message given the previous one.
+
+    Every field except ``elapsed`` is covered, the fixed fields joined by the
+    unit separator (names cannot contain it, JSON escapes it) and the payload
+    bytes appended after a length prefix.
+    """
+    head = (
+        f"{seq}\x1f{round_}\x1f{phase}\x1f{sender}\x1f{receiver}\x1f{tag}\x1f{kind}\x1f"
+        f"{protection}\x1f{key_id}\x1f{dtype}\x1f{shape}\x1f{size}\x1f{meta_json}\x1f{len(raw)}\x1e"
+    )
+    if len(raw) <= 4096:  # one call is cheaper for small payloads
+        return sha256(previous + head.encode("utf-8") + raw).digest()
+    h = sha256(previous + head.encode("utf-8"))
+    h.update(raw)
+    return h.digest()

@@ -1,0 +1,171 @@
+"""The finished record of one run and its integrity check."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fedsec.transcript.message import Message, canonical_json, genesis, link
+from fedsec.transcript.payload import encode
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class IntegrityReport:
+    """The verdict of :meth:`Transcript.verify`.
+
+    Attributes
+    ----------
+    ok : bool
+        True when every message is chained correctly and the run finished.
+    status : str
+        ``complete``, ``aborted`` (the run raised; the record is intact),
+        ``truncated`` (messages or the end record are missing) or
+        ``tampered`` (a message does not match the chain or is out of order).
+    n_messages : int
+        Messages read.
+    first_bad : int or None
+        Position of the first message that breaks the chain.
+    problems : tuple of str
+        One readable line per problem, in the order found.
+    """
+
+    ok: bool
+    status: str
+    n_messages: int
+    first_bad: int | None = None
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form."""
+        return {"ok": self.ok, "status": self.status, "n_messages": self.n_messages,
+                "first_bad": self.first_bad, "problems": list(self.problems)}
+
+    def summary(self) -> str:
+        """One line for a terminal."""
+        if self.ok:
+            return f"intact: {self.n_messages} messages, chain verified, run complete"
+        return f"{self.status}: " + "; ".join(self.problems)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The append-only record of one run.
+
+    Attributes
+    ----------
+    header : Mapping
+        Run facts recorded before the first message (protocol, parameters,
+        parties and roles, public parameters, seed, versions).
+    messages : tuple of Message
+        Every message in order.
+    footer : Mapping or None
+        How the run ended (``status``, ``n_messages``, final ``head``);
+        ``None`` when the file was cut before the end record.
+    read_problems : tuple of str
+        Problems met while reading the file (unreadable parts).
+    """
+
+    header: Mapping[str, Any]
+    messages: tuple[Message, ...]
+    footer: Mapping[str, Any] | None
+    read_problems: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.messages)
+
+    @property
+    def parties(self) -> dict[str, str]:
+        """Party name to role, as the header records them."""
+        return dict(self.header.get("parties", {}))
+
+    def verify(self) -> IntegrityReport:
+        """Check order, the hash chain and completeness.
+
+        Detects reordered, inserted, removed or altered messages, a missing
+        end record (truncation) and an aborted run. The chain is an integrity
+        check, not a signature: someone who rewrites every later message and
+        the end record can forge a consistent file.
+        """
+        problems = list(self.read_problems)
+        status = "truncated" if self.read_problems else "complete"
+        first_bad: int | None = None
+        prev = genesis(canonical_json(dict(self.header)))
+        for i, m in enumerate(self.messages):
+            if m.seq != i:
+                first_bad, status = i, "tampered"
+                problems.append(
+                    f"message at position {i} has sequence number {m.seq}: messages were "
+                    "reordered, inserted or removed"
+                )
+                break
+            raw = encode(m.payload)[3]
+            expected = link(
+                prev, m.seq, m.round, m.phase, m.sender, m.receiver, m.tag, m.kind,
+                m.protection, m.key_id, m.dtype, m.shape, m.size, m.meta_json, raw,
+            )
+            if expected != m.digest:
+                first_bad, status = i, "tampered"
+                problems.append(
+                    f"message {i} ({m.tag}, {m.sender}->{m.receiver}) does not match the "
+                    "integrity chain: it or an earlier message was altered"
+                )
+                break
+            prev = expected
+        if first_bad is None:
+            status = self._check_footer(prev, problems, status)
+        return IntegrityReport(
+            ok=not problems, status=status, n_messages=len(self.messages),
+            first_bad=first_bad, problems=tuple(problems),
+        )
+
+    def _check_footer(self, head: bytes, problems: list[str], status: str) -> str:
+        n = len(self.messages)
+        if self.footer is None:
+            problems.append(
+                f"no end record: the run stopped or the file was cut after {n} readable messages"
+            )
+            return "truncated"
+        expected_n = self.footer.get("n_messages")
+        if expected_n != n:
+            problems.append(f"the end record counts {expected_n} messages but {n} were read")
+            return "truncated" if isinstance(expected_n, int) and expected_n > n else "tampered"
+        if self.footer.get("head") != head.hex():
+            problems.append("the final chain value does not match the end record")
+            return "tampered"
+        if self.footer.get("status") != "complete":
+            problems.append(f"the run aborted: {self.footer.get('error', 'no reason recorded')}")
+            return "aborted"
+        return status
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write to ``path`` (Arrow IPC) atomically."""
+        from fedsec.transcript.writer import write_transcript
+
+        write_transcript(self, path)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per message; payloads stay as arrays or bytes."""
+        import pandas as pd
+
+        rows = [
+            {"seq": m.seq, "round": m.round, "phase": m.phase, "sender": m.sender,
+             "receiver": m.receiver, "tag": m.tag, "kind": m.kind, "protection": m.protection,
+             "key_id": m.key_id, "dtype": m.dtype, "shape": m.shape, "size": m.size,
+             "payload": m.payload, "meta": m.meta_json, "elapsed": m.elapsed}
+            for m in self.messages
+        ]
+        return pd.DataFrame(rows)
+
+    def select(self, **where: Any) -> list[Message]:
+        """Messages whose fields equal the given values, e.g. ``select(tag="x")``."""
+        return [m for m in self.messages if all(getattr(m, k) == v for k, v in where.items())]
+
+

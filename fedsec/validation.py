@@ -1,0 +1,115 @@
+"""Parameter checks with one message format.
+
+Every check raises :class:`~fedsec.errors.ValidationError` with the sentence
+"The 'NAME' parameter of OWNER must be EXPECTED. Got VALUE instead." so users
+see the same shape of error wherever they make a mistake.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from fedsec.errors import DataError, ValidationError
+
+
+def param_error(owner: str, name: str, expected: str, got: Any) -> ValidationError:
+    """Build the standard error for a bad parameter value."""
+    return ValidationError(
+        f"The {name!r} parameter of {owner} must be {expected}. Got {got!r} instead."
+    )
+
+
+def check_int(
+    value: Any, *, owner: str, name: str, min_value: int | None = None,
+    max_value: int | None = None,
+) -> int:
+    """Return ``value`` as an int, refusing bools, floats and out-of-range values."""
+    bounds = _bounds_text(min_value, max_value)
+    expected = f"an int{bounds}"
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise param_error(owner, name, expected, value)
+    value = int(value)
+    if (min_value is not None and value < min_value) or (
+        max_value is not None and value > max_value
+    ):
+        raise param_error(owner, name, expected, value)
+    return value
+
+
+def check_float(
+    value: Any, *, owner: str, name: str, min_value: float | None = None,
+    max_value: float | None = None, min_inclusive: bool = True,
+) -> float:
+    """Return ``value`` as a finite float within the given bounds."""
+    low = "" if min_value is None else (">= " if min_inclusive else "> ") + f"{min_value}"
+    high = "" if max_value is None else f"<= {max_value}"
+    bounds = " and ".join(b for b in (low, high) if b)
+    expected = "a finite number" + (f" {bounds}" if bounds else "")
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise param_error(owner, name, expected, value)
+    value = float(value)
+    if not math.isfinite(value):
+        raise param_error(owner, name, expected, value)
+    if min_value is not None and (value < min_value or (not min_inclusive and value == min_value)):
+        raise param_error(owner, name, expected, value)
+    if max_value is not None and value > max_value:
+        raise param_error(owner, name, expected, value)
+    return value
+
+
+def check_choice(value: Any, *, owner: str, name: str, choices: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``choices``."""
+    options = tuple(choices)
+    if value not in options:
+        raise param_error(owner, name, "one of " + ", ".join(map(repr, options)), value)
+    return str(value)
+
+
+def check_finite(array: np.ndarray, *, what: str, columns: Iterable[str] | None = None) -> None:
+    """Refuse NaN or inf in a numeric array, naming the first offending column.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        One- or two-dimensional numeric array.
+    what : str
+        What the array is, for the message (for example ``"dataset 'pima'"``).
+    columns : iterable of str, optional
+        Column names of a two-dimensional array.
+    """
+    arr = np.asarray(array)
+    if arr.dtype.kind not in "fc":
+        return
+    bad = ~np.isfinite(arr)
+    if not bad.any():
+        return
+    if arr.ndim == 2:
+        col = int(np.flatnonzero(bad.any(axis=0))[0])
+        row = int(np.flatnonzero(bad[:, col])[0])
+        names = list(columns) if columns is not None else []
+        label = names[col] if col < len(names) else f"#{col}"
+        count = int(bad[:, col].sum())
+        raise DataError(
+            f"{what} has {count} NaN or infinite value(s) in column {label!r} "
+            f"(first at row {row}). Drop or impute those rows before using it."
+        )
+    index = int(np.flatnonzero(bad.ravel())[0])
+    raise DataError(
+        f"{what} has NaN or infinite values (first at position {index}). "
+        "Drop or impute them before using it."
+    )
+
+
+def _bounds_text(min_value: int | None, max_value: int | None) -> str:
+    if min_value is not None and max_value is not None:
+        return f" in [{min_value}, {max_value}]"
+    if min_value is not None:
+        return f" >= {min_value}"
+    if max_value is not None:
+        return f" <= {max_value}"
+    return ""

@@ -1,0 +1,116 @@
+"""Views: what one adversary observed, plus what it already knew.
+
+An attack receives a :class:`View` and nothing else. The view holds the
+messages on links the adversary observes, the run's public header, and the
+private holdings (shards, keys, values) of the coalition's own members. A
+protected payload whose key the coalition does not hold stays opaque: its
+size and metadata are visible, its content is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fedsec.errors import CapabilityError
+from fedsec.private_store import party_entries
+from fedsec.threat import ThreatModel
+from fedsec.transcript import Message, Transcript
+
+#: Protections whose payload anyone on the link can read.
+READABLE_WITHOUT_KEY = frozenset({"plain"})
+
+
+@dataclass(frozen=True)
+class View:
+    """What one threat model observed in one run.
+
+    Attributes
+    ----------
+    threat : ThreatModel
+        The adversary.
+    header : Mapping
+        The run's public facts (protocol, parameters, parties and roles).
+    messages : tuple of Message
+        Messages on observed links, in transcript order.
+    knowledge : Mapping
+        Each coalition member's private holdings, ``{party: {name: value}}``.
+    """
+
+    threat: ThreatModel
+    header: Mapping[str, Any]
+    messages: tuple[Message, ...]
+    knowledge: Mapping[str, Mapping[str, np.ndarray | bytes]]
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """Ids of the keys the coalition holds."""
+        return frozenset(
+            name[len("key/"):]
+            for held in self.knowledge.values()
+            for name in held
+            if name.startswith("key/")
+        )
+
+    @property
+    def parties(self) -> dict[str, str]:
+        """Every party of the run and its role (public)."""
+        return dict(self.header.get("parties", {}))
+
+    def select(self, **where: Any) -> list[Message]:
+        """Observed messages whose fields equal the given values, e.g. ``select(tag="x")``."""
+        return [m for m in self.messages if all(getattr(m, k) == v for k, v in where.items())]
+
+    def tags(self) -> frozenset[str]:
+        """Tags of every observed message."""
+        return frozenset(m.tag for m in self.messages)
+
+    def can_read(self, message: Message) -> bool:
+        """Whether the coalition can read ``message``'s payload."""
+        return message.protection in READABLE_WITHOUT_KEY or message.key_id in self.keys
+
+    def read(self, message: Message) -> np.ndarray | bytes:
+        """The payload of ``message``, refused when it is opaque to this adversary."""
+        if not self.can_read(message):
+            raise CapabilityError(
+                f"Message {message.seq} ({message.tag}) is protected by {message.protection} "
+                f"under key {message.key_id!r}, which {self.threat} does not hold."
+            )
+        return message.payload
+
+    def own(self, name: str) -> dict[str, np.ndarray | bytes]:
+        """A coalition member's private holdings."""
+        if name not in self.knowledge:
+            raise CapabilityError(f"{name!r} is not a member of the coalition {self.threat}.")
+        return dict(self.knowledge[name])
+
+
+def build_view(
+    transcript: Transcript, threat: ThreatModel | str,
+    private: Mapping[str, np.ndarray | bytes] | None = None,
+) -> View:
+    """The View of ``threat`` on ``transcript``.
+
+    Parameters
+    ----------
+    transcript : Transcript
+        A finished run.
+    threat : ThreatModel or str
+        The adversary (see :mod:`fedsec.threat` for the string forms).
+    private : Mapping, optional
+        The run's private store (``party/NAME/...`` entries); only the
+        coalition members' entries enter the view. Without it the coalition
+        knows nothing but what it observed.
+    """
+    if isinstance(threat, str):
+        threat = ThreatModel.parse(threat)
+    threat.check_parties(transcript.parties)
+    observed = tuple(m for m in transcript.messages if threat.observes(m.sender, m.receiver))
+    knowledge = {
+        member: party_entries(private, member) if private is not None else {}
+        for member in threat.members
+    }
+    return View(threat=threat, header=transcript.header, messages=observed, knowledge=knowledge)

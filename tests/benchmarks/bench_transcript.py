@@ -1,0 +1,88 @@
+"""Transcript recording and loading speed (a plain script, outside the default test run).
+
+Run: ``python tests/benchmarks/bench_transcript.py [--messages N]``. Prints the
+measured figures next to the goals:
+
+* recording a small message, into memory and through to disk: <= 10 us
+  (>= 100,000 messages per second over a 100,000-message run);
+* array payloads written at >= 200 MB/s;
+* loading a 100,000-message transcript into pandas in < 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fedsec.transcript import TranscriptWriter, read_pandas, read_transcript
+
+HEADER = {"protocol": {"name": "benchmark"}, "parties": {"a": "client", "b": "server"}}
+
+
+def record_small(n: int, path: Path | None) -> float:
+    """Seconds per message for ``n`` 8-float messages."""
+    writer = TranscriptWriter(HEADER, path)
+    payload = np.arange(8.0)
+    start = time.perf_counter()
+    for i in range(n):
+        writer.record(round=i // 100, phase="train", sender="a", receiver="b", tag="partial_dot",
+                      payload=payload)
+    writer.close()
+    return (time.perf_counter() - start) / n
+
+
+def record_arrays(total_mb: int, array_mb: int, path: Path) -> float:
+    """MB/s when recording ``array_mb``-MB float arrays through to disk."""
+    writer = TranscriptWriter(HEADER, path)
+    payload = np.random.default_rng(0).random(array_mb * 131072)
+    start = time.perf_counter()
+    for i in range(total_mb // array_mb):
+        writer.record(round=i, phase="train", sender="a", receiver="b", tag="kernel_block",
+                      payload=payload)
+    writer.close()
+    return total_mb / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--megabytes", type=int, default=512)
+    args = parser.parse_args()
+    n = args.messages
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "small.arrow"
+        memory_us = record_small(n, None) * 1e6
+        disk_us = record_small(n, path) * 1e6
+        print(f"record small message, memory only: {memory_us:6.2f} us/message "
+              f"({1e6 / memory_us:,.0f}/s)")
+        print(f"record small message, through disk: {disk_us:6.2f} us/message "
+              f"({1e6 / disk_us:,.0f}/s; goal <= 10 us, ratio {disk_us / 10:.2f} of budget)")
+        start = time.perf_counter()
+        frame = pd.read_feather(path)
+        feather_s = time.perf_counter() - start
+        start = time.perf_counter()
+        read_pandas(path)
+        fedsec_s = time.perf_counter() - start
+        assert len(frame) == n
+        print(f"load {n:,} messages into pandas: read_feather {feather_s:.3f} s, "
+              f"fedsec read_pandas {fedsec_s:.3f} s (goal < 1 s)")
+        start = time.perf_counter()
+        transcript = read_transcript(path)
+        load_s = time.perf_counter() - start
+        start = time.perf_counter()
+        ok = transcript.verify().ok
+        verify_s = time.perf_counter() - start
+        print(f"read_transcript {load_s:.3f} s, verify {verify_s:.3f} s (intact: {ok})")
+        (Path(tmp) / "small.arrow").unlink()
+        rate = record_arrays(args.megabytes, 8, Path(tmp) / "arrays.arrow")
+        print(f"record 8 MB array payloads through disk: {rate:,.0f} MB/s "
+              f"(goal >= 200 MB/s, ratio {rate / 200:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""The fedsec command line, exercised by subprocess as a user would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FEDSEC = [sys.executable, "-m", "fedsec.cli.main"]
+
+
+def fedsec(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*FEDSEC, *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("run")
+    proc = fedsec("run", "secure-sum", "--dataset", "iris", "--partition",
+                  "horizontal:parties=4", "--seed", "3", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "matches the centralized reference" in proc.stdout
+    return out
+
+
+def test_run_writes_transcript_result_and_private_store(run_dir: Path) -> None:
+    assert {p.name for p in run_dir.iterdir()} == {"transcript.arrow", "result.json", "private.npz"}
+    record = json.loads((run_dir / "result.json").read_text())
+    assert record["protocol"]["name"] == "secure-sum"
+    assert record["backend"]["name"] == "plain"
+    assert record["dataset"]["name"] == "iris"
+    assert record["seed"] == 3
+    assert record["comparison"]["agrees"] is True
+    assert record["cost"]["total"]["messages"] == 8
+    assert set(record["versions"]) >= {"fedsec", "numpy", "python"}
+    assert record["partition"]["spec"].startswith("horizontal")
+
+
+def test_run_json_is_the_result(tmp_path: Path) -> None:
+    proc = fedsec("run", "secure-sum", "--dataset", "iris", "--out", str(tmp_path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["seed"] == 0
+
+
+def test_inspect_reports_counts_and_integrity(run_dir: Path) -> None:
+    proc = fedsec("inspect", str(run_dir / "transcript.arrow"))
+    assert proc.returncode == 0, proc.stderr
+    assert "secure_sum.contribution" in proc.stdout and "intact" in proc.stdout
+    data = json.loads(fedsec("inspect", str(run_dir / "transcript.arrow"), "--json").stdout)
+    assert data["integrity"]["ok"] is True
+    assert data["cost"]["by_party"]["aggregator"]["messages_received"] == 4
+
+
+def test_inspect_on_corrupt_transcript_says_where_and_exits_1(run_dir: Path,
+                                                              tmp_path: Path) -> None:
+    data = (run_dir / "transcript.arrow").read_bytes()
+    (tmp_path / "cut.arrow").write_bytes(data[: len(data) * 2 // 3])
+    proc = fedsec("inspect", str(tmp_path / "cut.arrow"))
+    assert proc.returncode == 1
+    assert "truncated" in proc.stdout
+    (tmp_path / "junk.arrow").write_bytes(b"not a transcript")
+    proc = fedsec("inspect", str(tmp_path / "junk.arrow"))
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "not a fedsec transcript" in proc.stderr
+
+
+def test_attack_succeeds_under_plain(run_dir: Path) -> None:
+    proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "aggregator", "--truth", str(run_dir), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["scores"]["relative_error"] == 0.0
+    assert out["scores"]["baseline_relative_error"] > 0
+    assert "estimates" not in out["reconstruction"]  # redacted by default
+
+
+def test_attack_without_truth_is_not_scored(run_dir: Path) -> None:
+    proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "aggregator")
+    assert proc.returncode == 0 and "not scored" in proc.stdout
+
+
+def test_attack_that_does_not_apply_says_why(run_dir: Path) -> None:
+    proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "eavesdropper:party1->party2")
+    assert proc.returncode == 1
+    assert "does not apply" in proc.stderr and "observed no message" in proc.stderr
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("run", "secure-sum", "--dataset", "nope", "--out", "X"), "Valid dataset names"),
+    (("run", "no-protocol", "--out", "X"), "Valid protocol names: secure-sum"),
+    (("run", "secure-sum", "--backend", "rot13", "--out", "X"), "Valid backend names: plain"),
+    (("run", "secure-sum", "--set", "statistic=median", "--out", "X"), "'statistic' parameter"),
+    (("run", "secure-sum", "--partition", "vertical:parties=2", "--out", "X"),
+     "runs on horizontal partitions"),
+    (("run", "secure-sum", "--defense", "gaussian-noise:sigma=-1", "--out", "X"), "sigma"),
+    (("run", "secure-sum"), "--out"),
+])
+def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: tuple[str, ...],
+                                           needle: str) -> None:
+    args = tuple(str(tmp_path / a) if a == "X" else a for a in args)
+    proc = fedsec(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "X").exists()  # nothing half-written
+
+
+def test_unknown_party_in_attack_lists_parties(run_dir: Path) -> None:
+    proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "mallory")
+    assert proc.returncode == 2
+    assert "Valid party names: aggregator, party1" in proc.stderr
+
+
+def test_debug_shows_traceback(tmp_path: Path) -> None:
+    proc = fedsec("--debug", "inspect", str(tmp_path / "missing.arrow"))
+    assert proc.returncode == 1 and "Traceback" in proc.stderr
+
+
+def test_list_kinds() -> None:
+    proc = fedsec("list")
+    assert proc.returncode == 0
+    for needle in ("protocols:", "secure-sum", "backends:", "plain", "attacks:", "datasets:",
+                   "pima"):
+        assert needle in proc.stdout
+    data = json.loads(fedsec("list", "protocols", "--json").stdout)
+    assert data[0]["name"] == "secure-sum"
+    assert "sum" in data[0]["capabilities"]["requires"]
+    bad = fedsec("list", "gizmos")
+    assert bad.returncode == 2 and "Valid kind names" in bad.stderr

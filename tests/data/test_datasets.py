@@ -1,0 +1,177 @@
+"""Every named dataset loads with the documented shape, classes and groups."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from fedsec.data import Dataset, dataset_names, dataset_options, load
+from fedsec.errors import DataError, UnknownNameError, ValidationError
+
+# name -> (n_samples, n_features, task, class counts in class-code order)
+# Counts of the packaged files are those of the dataset README.
+EXPECTED = {
+    "iris": (150, 4, "multiclass", {"setosa": 50, "versicolor": 50, "virginica": 50}),
+    "wine": (178, 13, "multiclass", {"class_0": 59, "class_1": 71, "class_2": 48}),
+    "breast_cancer": (569, 30, "binary", {"malignant": 212, "benign": 357}),
+    "digits": (1797, 64, "multiclass", None),
+    "sonar": (208, 60, "binary", {"R": 97, "M": 111}),
+    "ionosphere": (351, 34, "binary", {"b": 126, "g": 225}),
+    "pima": (768, 8, "binary", {"0": 500, "1": 268}),
+    "heart": (297, 13, "binary", {"0": 160, "1-4": 137}),
+    "mnist5k": (5000, 784, "multiclass", {str(k): 500 for k in range(10)}),
+    "mfeat": (2000, 649, "multiclass", {str(k): 200 for k in range(10)}),
+    "nutrimouse": (40, 141, "binary", {"wt": 20, "ppar": 20}),
+    "fedcg-toy": (12000, 3, "binary", None),
+    "classification": (1000, 20, "binary", None),
+}
+
+
+def test_every_name_is_covered_by_this_table():
+    assert set(dataset_names()) == set(EXPECTED)
+    assert list(dataset_names()) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_named_dataset_has_documented_shape_and_classes(name):
+    n_samples, n_features, task, counts = EXPECTED[name]
+
+    ds = load(name)
+
+    assert isinstance(ds, Dataset)
+    assert ds.name == name
+    assert ds.X.shape == (n_samples, n_features)
+    assert ds.X.dtype == np.float64 and ds.y.dtype == np.int64
+    assert ds.task == task
+    assert len(ds.feature_names) == n_features
+    if counts is not None:
+        assert ds.describe()["classes"] == counts
+        assert ds.class_names == tuple(counts)
+    assert ds.source
+    json.dumps(ds.describe())
+
+
+@pytest.mark.parametrize("name", ["sonar", "mnist5k", "iris"])
+def test_loaded_arrays_are_read_only_and_cache_stays_intact(name):
+    first = load(name)
+    before = first.X[0, 0]
+
+    with pytest.raises(ValueError, match="read-only"):
+        first.X[0, 0] = before + 1
+    with pytest.raises(ValueError, match="read-only"):
+        first.y[0] = 1
+
+    assert load(name).X[0, 0] == before
+
+
+def test_sonar_codes_mine_as_one():
+    ds = load("sonar")
+    assert ds.class_names == ("R", "M")
+    assert ds.feature_names[0] == "f1" and ds.feature_names[-1] == "f60"
+    assert float(ds.X.min()) >= 0.0 and float(ds.X.max()) <= 1.0
+
+
+def test_ionosphere_keeps_constant_second_column():
+    ds = load("ionosphere")
+    assert np.all(ds.X[:, 1] == 0.0)
+
+
+def test_pima_feature_names_come_from_the_header():
+    ds = load("pima")
+    assert ds.feature_names == (
+        "Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI",
+        "DiabetesPedigreeFunction", "Age",
+    )
+
+
+def test_heart_drops_the_six_incomplete_rows_and_says_so():
+    ds = load("heart")
+    assert ds.n_samples == 303 - 6
+    assert "Dropped 6 of 303 rows" in ds.notes
+    assert "ca in 4" in ds.notes and "thal in 2" in ds.notes
+    assert ds.describe()["notes"] == ds.notes
+
+
+def test_heart_num_target_is_five_class():
+    ds = load("heart", target="num")
+    assert ds.task == "multiclass"
+    assert ds.describe()["classes"] == {"0": 160, "1": 54, "2": 35, "3": 35, "4": 13}
+    np.testing.assert_array_equal(ds.y > 0, load("heart").y == 1)
+
+
+@pytest.mark.parametrize("options", [{"missing": "mean"}, {"missing": None}, {"target": "x"}])
+def test_heart_refuses_other_option_values(options):
+    with pytest.raises(ValidationError, match="heart"):
+        load("heart", **options)
+
+
+def test_mnist_pixel_names_and_range():
+    ds = load("mnist5k")
+    assert ds.feature_names[:3] == ("px_0_0", "px_0_1", "px_0_2")
+    assert ds.feature_names[-1] == "px_27_27"
+    assert float(ds.X.min()) == 0.0 and float(ds.X.max()) == 255.0
+
+
+def test_mfeat_views_are_ordered_feature_groups():
+    ds = load("mfeat")
+    sizes = {g: len(cols) for g, cols in ds.feature_groups.items()}
+    assert sizes == {"fou": 76, "fac": 216, "kar": 64, "pix": 240, "zer": 47, "mor": 6}
+    assert ds.feature_groups["fac"][0] == 76
+    assert ds.feature_names[76] == "fac_0"
+    # labels come in blocks of 200 in the source files
+    np.testing.assert_array_equal(ds.y, np.repeat(np.arange(10), 200))
+
+
+def test_nutrimouse_groups_and_targets():
+    genotype = load("nutrimouse")
+    diet = load("nutrimouse", target="diet")
+    assert {g: len(c) for g, c in genotype.feature_groups.items()} == {"gene": 120, "lipid": 21}
+    assert genotype.feature_names[0] == "X36b4" and genotype.feature_names[120] == "C14.0"
+    assert diet.task == "multiclass"
+    assert diet.describe()["classes"] == {c: 8 for c in ("coc", "fish", "lin", "ref", "sun")}
+    np.testing.assert_array_equal(genotype.X, diet.X)
+
+
+def test_sklearn_sets_keep_sklearn_feature_names():
+    assert load("iris").feature_names[0] == "sepal length (cm)"
+    assert load("digits").class_names == tuple(str(k) for k in range(10))
+
+
+def test_unknown_name_lists_valid_names():
+    with pytest.raises(UnknownNameError) as info:
+        load("sonr")
+    message = str(info.value)
+    assert "'sonr'" in message
+    for name in dataset_names():
+        assert name in message
+    assert info.value.valid == dataset_names()
+    assert isinstance(info.value, KeyError)
+
+
+def test_unknown_option_lists_accepted_options():
+    with pytest.raises(ValidationError, match=r"'colour'.*Accepted options: target, missing"):
+        load("heart", colour="red")
+    with pytest.raises(ValidationError, match=r"Accepted options: \(none\)"):
+        load("sonar", target="num")
+
+
+def test_dataset_options_report_defaults():
+    assert dataset_options("nutrimouse") == {"target": "genotype"}
+    assert dataset_options("fedcg-toy") == {"seed": 0}
+    assert set(dataset_options("classification")) == {
+        "n_samples", "n_features", "n_informative", "n_classes", "n_groups", "seed",
+    }
+    with pytest.raises(UnknownNameError):
+        dataset_options("nope")
+
+
+def test_missing_csv_path_is_refused(tmp_path):
+    with pytest.raises(DataError, match="No CSV file"):
+        load(str(tmp_path / "absent.csv"))
+
+
+def test_non_string_name_is_refused():
+    with pytest.raises(ValidationError, match="'name' parameter of load"):
+        load(3)

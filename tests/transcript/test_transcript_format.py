@@ -1,0 +1,208 @@
+"""Transcript recording, saving, loading and integrity checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from fedsec.errors import TranscriptError, ValidationError
+from fedsec.transcript import TranscriptWriter, read_pandas, read_transcript
+from fedsec.transcript.payload import decode, encode
+
+HEADER = {"protocol": {"name": "demo"}, "parties": {"a": "client", "b": "server"}, "seed": 1}
+
+dtypes = st.sampled_from(["<f8", "<f4", "<i8", "<i4", "<u1", "|b1", "<c16", ">f8", ">i4"])
+arrays = dtypes.flatmap(lambda dt: hnp.arrays(
+    np.dtype(dt), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)))
+payloads = st.one_of(arrays, st.binary(max_size=64), st.integers(-(2**62), 2**62),
+                     st.floats(allow_nan=False))
+metas = st.dictionaries(st.text(min_size=1, max_size=8),
+                        st.one_of(st.integers(-1000, 1000), st.text(max_size=8), st.booleans()),
+                        max_size=3)
+
+
+def record_demo(writer: TranscriptWriter, n: int = 5) -> None:
+    for i in range(n):
+        writer.record(round=i, phase="main", sender="a", receiver="b", tag="vector",
+                      payload=np.arange(4.0) * i, meta={"i": i})
+
+
+def same_payload(x: object, y: object) -> bool:
+    if isinstance(x, np.ndarray):
+        return (isinstance(y, np.ndarray) and x.shape == y.shape
+                and x.dtype.newbyteorder("<") == y.dtype.newbyteorder("<")
+                and np.array_equal(x, y, equal_nan=True))
+    return x == y
+
+
+@settings(max_examples=60, deadline=None)
+@given(payloads)
+def test_payload_encoding_round_trips(value: object) -> None:
+    kind, dtype, shape, raw = encode(value)
+    back = decode(kind, dtype, shape, raw)
+    if isinstance(value, bytes):
+        assert back == value
+    else:
+        expected = np.asarray(value)
+        assert back.shape == expected.shape
+        assert np.array_equal(back, expected, equal_nan=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(payloads, metas, st.integers(0, 5)), min_size=0, max_size=6))
+def test_save_load_round_trips_exactly(tmp_path_factory: pytest.TempPathFactory,
+                                       items: list) -> None:
+    path = tmp_path_factory.mktemp("t") / "transcript.arrow"
+    writer = TranscriptWriter(HEADER, path, flush_rows=2)
+    for payload, meta, round_ in items:
+        writer.record(round=round_, phase="p", sender="a", receiver="b", tag="t",
+                      payload=payload, meta=meta)
+    original = writer.close()
+    loaded = read_transcript(path)
+    assert dict(loaded.header) == HEADER
+    assert loaded.footer == original.footer
+    assert len(loaded) == len(original)
+    for x, y in zip(original.messages, loaded.messages, strict=True):
+        assert (x.seq, x.round, x.tag, x.digest, dict(x.meta), x.size) == (
+            y.seq, y.round, y.tag, y.digest, dict(y.meta), y.size)
+        assert same_payload(x.payload, y.payload)
+    assert loaded.verify().ok
+
+
+def test_delivered_arrays_are_read_only_copies() -> None:
+    writer = TranscriptWriter(HEADER)
+    sent = np.arange(3.0)
+    got = writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=sent)
+    sent[0] = 99.0
+    assert got.payload[0] == 0.0
+    with pytest.raises(ValueError):
+        got.payload[0] = 1.0
+
+
+def test_non_numeric_payload_is_refused() -> None:
+    writer = TranscriptWriter(HEADER)
+    with pytest.raises(ValidationError, match="numeric dtype"):
+        writer.record(round=0, phase="p", sender="a", receiver="b", tag="t",
+                      payload=np.array(["x"]))
+    with pytest.raises(ValidationError, match="numpy array, a number or bytes"):
+        writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload={"a": 1})
+
+
+def test_pandas_reads_a_transcript_in_one_call(tmp_path: Path) -> None:
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow")
+    record_demo(writer)
+    writer.close()
+    frame = pd.read_feather(tmp_path / "t.arrow")
+    assert list(frame["seq"]) == [0, 1, 2, 3, 4]
+    assert set(frame["tag"]) == {"vector"}
+    assert read_pandas(tmp_path / "t.arrow").shape == frame.shape
+
+
+def test_tampered_payload_is_detected(tmp_path: Path) -> None:
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow")
+    record_demo(writer)
+    writer.close()
+    data = bytearray((tmp_path / "t.arrow").read_bytes())
+    needle = (np.arange(4.0) * 3).tobytes()
+    at = bytes(data).index(needle)
+    data[at + 8] ^= 0x01
+    (tmp_path / "bad.arrow").write_bytes(bytes(data))
+    report = read_transcript(tmp_path / "bad.arrow").verify()
+    assert not report.ok
+    assert report.status == "tampered"
+    assert report.first_bad == 3
+
+
+def test_reordering_is_detected() -> None:
+    writer = TranscriptWriter(HEADER)
+    record_demo(writer)
+    t = writer.close()
+    swapped = list(t.messages)
+    swapped[1], swapped[2] = swapped[2], swapped[1]
+    report = type(t)(header=t.header, messages=tuple(swapped), footer=t.footer).verify()
+    assert report.status == "tampered" and report.first_bad == 1
+
+
+def test_header_change_is_detected() -> None:
+    writer = TranscriptWriter(HEADER)
+    record_demo(writer)
+    t = writer.close()
+    forged = type(t)(header={**HEADER, "seed": 2}, messages=t.messages, footer=t.footer)
+    assert forged.verify().first_bad == 0
+
+
+def test_truncated_file_leaves_readable_prefix(tmp_path: Path) -> None:
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=2)
+    record_demo(writer, 7)
+    writer.close()
+    data = (tmp_path / "t.arrow").read_bytes()
+    (tmp_path / "cut.arrow").write_bytes(data[:300])
+    with pytest.raises(TranscriptError, match="before its header ends"):
+        read_transcript(tmp_path / "cut.arrow")
+    schema_end = 1200  # the schema message with the header comes first
+    truncated = 0
+    for cut in range(schema_end, len(data), 97):
+        (tmp_path / "cut.arrow").write_bytes(data[:cut])
+        t = read_transcript(tmp_path / "cut.arrow")
+        report = t.verify()
+        assert all(m.seq == i for i, m in enumerate(t.messages))
+        if report.ok:  # only the Arrow footer was cut: every message and the end record remain
+            assert len(t) == 7
+        else:
+            assert report.status == "truncated", report
+            assert len(t) < 7 or t.footer is None
+            truncated += 1
+    assert truncated > 3
+
+
+def test_dropped_tail_messages_are_detected() -> None:
+    writer = TranscriptWriter(HEADER)
+    record_demo(writer)
+    t = writer.close()
+    cut = type(t)(header=t.header, messages=t.messages[:3], footer=t.footer)
+    report = cut.verify()
+    assert report.status == "truncated" and "counts 5 messages but 3" in report.problems[0]
+
+
+def test_run_that_dies_leaves_partial_file_with_prefix(tmp_path: Path) -> None:
+    path = tmp_path / "t.arrow"
+    writer = TranscriptWriter(HEADER, path, flush_rows=2)
+    record_demo(writer, 5)
+    # the process dies here: no close(), the file stays under its temporary name
+    partial = path.with_name(path.name + ".partial")
+    assert not path.exists() and partial.exists()
+    t = read_transcript(partial)
+    assert len(t) == 4  # two full batches of two were flushed
+    assert t.verify().status == "truncated"
+
+
+def test_aborted_run_is_reported(tmp_path: Path) -> None:
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow")
+    record_demo(writer, 2)
+    writer.abort(RuntimeError("boom"))
+    report = read_transcript(tmp_path / "t.arrow").verify()
+    assert report.status == "aborted" and "boom" in report.problems[0]
+
+
+def test_not_a_transcript_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.arrow").write_bytes(b"hello world, not arrow")
+    with pytest.raises(TranscriptError, match="not a fedsec transcript"):
+        read_transcript(tmp_path / "x.arrow")
+    with pytest.raises(TranscriptError, match="does not exist"):
+        read_transcript(tmp_path / "missing.arrow")
+    (tmp_path / "y.arrow").write_bytes(b"ARROW1\x00\x00garbage")
+    with pytest.raises(TranscriptError):
+        read_transcript(tmp_path / "y.arrow")
+
+
+def test_closed_writer_refuses_more() -> None:
+    writer = TranscriptWriter(HEADER)
+    writer.close()
+    with pytest.raises(TranscriptError, match="closed"):
+        writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=1)
