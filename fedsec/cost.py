@@ -26,8 +26,8 @@ def summarize(
     dict
         ``{"total": {...}, "by_party": {...}, "by_round": {...},
         "by_phase": {...}, "by_tag": {...}}``; every leaf has ``messages``
-        and ``bytes``; parties have sent and received figures and, when
-        measured, ``compute_seconds``.
+        and ``bytes``; parties have sent and received figures; parties,
+        rounds and phases have ``compute_seconds`` when it was measured.
 
     Examples
     --------
@@ -38,8 +38,8 @@ def summarize(
     by_party: dict[str, dict[str, float]] = defaultdict(
         lambda: {"messages_sent": 0, "bytes_sent": 0, "messages_received": 0, "bytes_received": 0}
     )
-    by_round: dict[int, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
-    by_phase: dict[str, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
+    by_round: dict[int, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
+    by_phase: dict[str, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
     by_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
     for m in messages:
         if m.sender == m.receiver:  # a party's own record (e.g. key generation) is not traffic
@@ -55,9 +55,9 @@ def summarize(
             table[key]["messages"] += 1
             table[key]["bytes"] += m.size
     if compute_seconds:
-        for (party, _round, _phase), seconds in compute_seconds.items():
-            entry = by_party[party]
-            entry["compute_seconds"] = entry.get("compute_seconds", 0.0) + seconds
+        for (party, round_, phase), seconds in compute_seconds.items():
+            for entry in (by_party[party], by_round[round_], by_phase[phase]):
+                entry["compute_seconds"] = entry.get("compute_seconds", 0.0) + seconds
     out: dict[str, Any] = {
         "total": total,
         "by_party": {k: dict(v) for k, v in sorted(by_party.items())},

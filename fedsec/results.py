@@ -92,7 +92,7 @@ def write_json(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True, allow_nan=True, default=_default)
+            json.dump(data, handle, indent=2, sort_keys=True, allow_nan=True, default=json_default)
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
@@ -100,7 +100,8 @@ def write_json(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
         raise
 
 
-def _default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """``json.dump`` fallback for numpy scalars and arrays."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):

@@ -7,12 +7,12 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
+from fedsec.results import json_default
 
 
 def print_json(data: Mapping[str, Any] | Sequence[Any]) -> None:
     """JSON on standard output."""
-    json.dump(data, sys.stdout, indent=2, sort_keys=True, default=_default)
+    json.dump(data, sys.stdout, indent=2, sort_keys=True, default=json_default)
     sys.stdout.write("\n")
 
 
@@ -44,11 +44,3 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 from fedsec.cli.output import human_bytes, print_json, progress
+from fedsec.errors import ValidationError
 from fedsec.params import parse_assignments
 from fedsec.runner import RunConfig, run
 
@@ -16,7 +24,8 @@ def add_parser(sub: Any) -> None:
                                    "and DIR/private.npz (the parties' holdings, for scoring).")
     p.add_argument("protocol", help="protocol name (see 'fedsec list protocols')")
     p.add_argument("--dataset", help="dataset name or a CSV file (default: the protocol's)")
-    p.add_argument("--partition", help="partition spec, e.g. horizontal:parties=5")
+    p.add_argument("--partition", help="partition spec, e.g. horizontal:parties=5, or a TOML "
+                                       "file holding the table (top level or [partition])")
     p.add_argument("--backend", default="plain", help="masking backend (default: plain)")
     p.add_argument("--backend-set", action="append", default=[], metavar="KEY=VALUE",
                    help="a backend parameter (repeatable)")
@@ -40,9 +49,24 @@ def parse_defense(text: str) -> tuple[str, dict[str, str]]:
     return name.strip(), parse_assignments(items, what=f"Defence option in {text!r}")
 
 
+def partition_argument(text: str | None) -> str | dict[str, Any] | None:
+    """A spec string as given, or the table of a ``.toml`` file."""
+    if text is None or not text.endswith(".toml"):
+        return text
+    path = Path(text)
+    if not path.is_file():
+        raise ValidationError(f"--partition {text}: no such TOML file.")
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ValidationError(f"--partition {text}: invalid TOML ({error}).") from None
+    return dict(table.get("partition", table))
+
+
 def handle(args: argparse.Namespace) -> int:
     config = RunConfig(
-        protocol=args.protocol, dataset=args.dataset, partition=args.partition,
+        protocol=args.protocol, dataset=args.dataset,
+        partition=partition_argument(args.partition),
         backend=args.backend,
         backend_params=parse_assignments(args.backend_set, what="Backend parameter"),
         defenses=[parse_defense(d) for d in args.defense],

@@ -40,6 +40,20 @@ def test_run_writes_transcript_result_and_private_store(run_dir: Path) -> None:
     assert record["partition"]["spec"].startswith("horizontal")
 
 
+def test_partition_from_a_toml_file(tmp_path: Path) -> None:
+    spec = tmp_path / "sites.toml"
+    spec.write_text('[partition]\nkind = "horizontal"\nnames = ["north", "south"]\n')
+    proc = fedsec("run", "secure-sum", "--dataset", "iris", "--partition", str(spec), "--out",
+                  str(tmp_path / "out"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    parties = json.loads(proc.stdout)["cost"]["by_party"]
+    assert set(parties) == {"north", "south", "aggregator"}
+    (tmp_path / "bad.toml").write_text("kind = ")
+    proc = fedsec("run", "secure-sum", "--partition", str(tmp_path / "bad.toml"), "--out",
+                  str(tmp_path / "o2"))
+    assert proc.returncode == 2 and "invalid TOML" in proc.stderr
+
+
 def test_run_json_is_the_result(tmp_path: Path) -> None:
     proc = fedsec("run", "secure-sum", "--dataset", "iris", "--out", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr

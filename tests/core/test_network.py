@@ -55,6 +55,8 @@ def test_cost_by_party_round_phase_and_tag() -> None:
     assert cost["by_tag"]["vec"]["messages"] == 2
     assert cost["by_round"]["0"]["bytes"] == 40
     assert cost["by_party"]["s"]["compute_seconds"] > 0
+    assert cost["by_round"]["0"]["compute_seconds"] == cost["by_party"]["s"]["compute_seconds"]
+    assert "compute_seconds" in cost["by_phase"]["setup"]
 
 
 def test_unknown_party_and_bad_names_are_refused() -> None:
