@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from time import perf_counter
 from types import MappingProxyType
@@ -212,24 +212,12 @@ def write_transcript(transcript: Transcript, path: str | os.PathLike[str]) -> No
         raise
 
 
-def _to_batch(rows: Iterable[tuple[Message, bytes]], schema: pa.Schema) -> pa.RecordBatch:
-    cols: dict[str, list[Any]] = {name: [] for name in fmt.COLUMNS}
-    for m, raw in rows:
-        cols["seq"].append(m.seq)
-        cols["round"].append(m.round)
-        cols["phase"].append(m.phase)
-        cols["sender"].append(m.sender)
-        cols["receiver"].append(m.receiver)
-        cols["tag"].append(m.tag)
-        cols["kind"].append(m.kind)
-        cols["protection"].append(m.protection)
-        cols["key_id"].append(m.key_id)
-        cols["dtype"].append(m.dtype)
-        cols["shape"].append(m.shape)
-        cols["size"].append(m.size)
-        cols["payload"].append(raw)
-        cols["meta"].append(m.meta_json if m.meta else _EMPTY_META)
-        cols["elapsed"].append(m.elapsed)
-        cols["digest"].append(m.digest)
-    arrays = [pa.array(cols[f.name], type=f.type) for f in schema]
+def _to_batch(rows: Sequence[tuple[Message, bytes]], schema: pa.Schema) -> pa.RecordBatch:
+    if not rows:
+        return pa.RecordBatch.from_pylist([], schema=schema)
+    messages = [m for m, _ in rows]
+    columns = dict(zip(Message._fields, zip(*messages, strict=True), strict=True))
+    columns["payload"] = [raw for _, raw in rows]
+    columns["meta"] = [m.meta_json if m.meta else _EMPTY_META for m in messages]
+    arrays = [pa.array(columns[f.name], type=f.type) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

@@ -15,6 +15,7 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 import numpy as np
 import pandas as pd
@@ -52,12 +53,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--megabytes", type=int, default=512)
+    parser.add_argument("--repeat", type=int, default=3, help="report the median of this many")
     args = parser.parse_args()
     n = args.messages
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "small.arrow"
-        memory_us = record_small(n, None) * 1e6
-        disk_us = record_small(n, path) * 1e6
+        memory_us = median(record_small(n, None) for _ in range(args.repeat)) * 1e6
+        disk_us = median(record_small(n, path) for _ in range(args.repeat)) * 1e6
+        print(f"median of {args.repeat} runs of {n:,} messages")
         print(f"record small message, memory only: {memory_us:6.2f} us/message "
               f"({1e6 / memory_us:,.0f}/s)")
         print(f"record small message, through disk: {disk_us:6.2f} us/message "
@@ -79,7 +82,8 @@ def main() -> None:
         verify_s = time.perf_counter() - start
         print(f"read_transcript {load_s:.3f} s, verify {verify_s:.3f} s (intact: {ok})")
         (Path(tmp) / "small.arrow").unlink()
-        rate = record_arrays(args.megabytes, 8, Path(tmp) / "arrays.arrow")
+        rate = median(record_arrays(args.megabytes, 8, Path(tmp) / "arrays.arrow")
+                      for _ in range(args.repeat))
         print(f"record 8 MB array payloads through disk: {rate:,.0f} MB/s "
               f"(goal >= 200 MB/s, ratio {rate / 200:.2f})")
 
