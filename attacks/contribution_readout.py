@@ -42,14 +42,14 @@ class ContributionReadout(Attack):
         estimates, opaque = {}, 0
         readable = {}
         for m in contributions:
-            if view.can_read(m) and isinstance(m.payload, np.ndarray):
-                readable[m.sender] = np.asarray(m.payload, dtype=float)
-                length = m.payload.size
+            if view.can_open(m):
+                readable[m.sender] = np.asarray(view.open(m), dtype=float)
+                length = readable[m.sender].size
             else:
                 opaque += 1
         if length is None:
-            length = int(next((m.meta.get("length") for m in contributions
-                               if m.meta.get("length")), 0))
+            length = int(next((m.meta.get("elements") for m in contributions
+                               if m.meta.get("elements")), 0))
         baseline_vector = (equal_share(total, len(senders)) if total is not None
                            else np.zeros(length))
         baseline = {}
@@ -67,6 +67,6 @@ class ContributionReadout(Attack):
     def _revealed_sum(view: View) -> np.ndarray | None:
         for tag in RESULT_TAGS:
             for m in view.select(tag=tag):
-                if view.can_read(m):
-                    return np.asarray(m.payload, dtype=float)
+                if view.can_open(m):
+                    return np.asarray(view.open(m), dtype=float)
         return None

@@ -18,6 +18,7 @@ def summarize(
     messages: Iterable[Message],
     compute_seconds: Mapping[tuple[str, int, str], float] | None = None,
     wall_seconds: float | None = None,
+    crypto_seconds: Mapping[tuple[str, int, str], float] | None = None,
 ) -> dict[str, Any]:
     """Totals and breakdowns by party, round, phase and tag.
 
@@ -27,21 +28,27 @@ def summarize(
         ``{"total": {...}, "by_party": {...}, "by_round": {...},
         "by_phase": {...}, "by_tag": {...}}``; every leaf has ``messages``
         and ``bytes``; parties have sent and received figures; parties,
-        rounds and phases have ``compute_seconds`` when it was measured.
+        rounds and phases have ``compute_seconds`` when it was measured;
+        parties and tags have ``crypto_seconds`` (protection work) when there was any.
 
     Examples
     --------
     >>> summarize([])["total"]
     {'messages': 0, 'bytes': 0}
     """
-    total = {"messages": 0, "bytes": 0}
+    total: dict[str, float] = {"messages": 0, "bytes": 0}
     by_party: dict[str, dict[str, float]] = defaultdict(
         lambda: {"messages_sent": 0, "bytes_sent": 0, "messages_received": 0, "bytes_received": 0}
     )
     by_round: dict[int, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
     by_phase: dict[str, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
     by_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
+    crypto_total = 0.0
     for m in messages:
+        if m.crypto_seconds:
+            crypto_total += m.crypto_seconds
+            for entry in (by_party[m.sender], by_tag[m.tag]):
+                entry["crypto_seconds"] = entry.get("crypto_seconds", 0.0) + m.crypto_seconds
         if m.sender == m.receiver:  # a party's own record (e.g. key generation) is not traffic
             continue
         total["messages"] += 1
@@ -54,6 +61,11 @@ def summarize(
         for table, key in ((by_round, m.round), (by_phase, m.phase), (by_tag, m.tag)):
             table[key]["messages"] += 1
             table[key]["bytes"] += m.size
+    for (party, _round, _phase), seconds in (crypto_seconds or {}).items():
+        crypto_total += seconds
+        by_party[party]["crypto_seconds"] = by_party[party].get("crypto_seconds", 0.0) + seconds
+    if crypto_total:
+        total["crypto_seconds"] = crypto_total
     if compute_seconds:
         for (party, round_, phase), seconds in compute_seconds.items():
             for entry in (by_party[party], by_round[round_], by_phase[phase]):

@@ -104,21 +104,35 @@ class Federation:
     ) -> None:
         """Give ``owner`` a key and send it to each party in ``to``, through the network.
 
-        The transcript shows who holds what: the owner's own record and each
-        delivery carry the key id; public material travels in full, secret
-        material only as its fingerprint (its size is still counted).
+        The transcript shows who holds what. Public material is logged in full
+        once, in the owner's own record; each delivery, and anything about
+        secret material, shows only the fingerprint (deliveries still count
+        the material's real size on the wire).
         """
-        net = self.network
         info = {"fingerprint": fingerprint(material), "public": public, **(meta or {})}
-        self.party(owner).keys.put(key_id, material, public=public)
-        shown = bytes(material) if public else bytes.fromhex(info["fingerprint"])
-        protection = "plain" if public else "secret"
-        net.send(owner, owner, "key.hold", shown, protection=protection, key_id=key_id,
-                 meta=info, size=0)
+        self.hold_key(owner, key_id, material, public=public, meta=meta)
+        shown = bytes.fromhex(info["fingerprint"])
         for receiver in to:
-            net.send(owner, receiver, "key.share", shown, protection=protection, key_id=key_id,
-                     meta=info, size=len(material))
+            self.network.send(owner, receiver, "key.share", shown,
+                              protection="plain" if public else "secret", key_id=key_id,
+                              meta=info, size=len(material))
             self.party(receiver).keys.put(key_id, material, public=public)
+
+    def hold_key(
+        self, party: str, key_id: str, material: bytes, *, public: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record that ``party`` holds a key it made or derived itself (no traffic).
+
+        The record carries the public material in full, or only the
+        fingerprint of secret material.
+        """
+        info = {"fingerprint": fingerprint(material), "public": public, **(meta or {})}
+        self.party(party).keys.put(key_id, material, public=public)
+        shown = bytes(material) if public else bytes.fromhex(info["fingerprint"])
+        self.network.send(party, party, "key.hold", shown,
+                          protection="plain" if public else "secret", key_id=key_id, meta=info,
+                          size=0)
 
     def knowledge(self) -> dict[str, np.ndarray | bytes]:
         """Every party's private holdings, keyed ``party/NAME/...`` (the auditor's truth)."""

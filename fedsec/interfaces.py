@@ -1,5 +1,7 @@
 """The plug-in interfaces: Protocol, MaskingBackend, Attack, Defense, Scorer.
 
+``MaskingBackend`` lives in :mod:`fedsec.backends.api` and is re-exported here.
+
 Each is a small abstract base with one or a few verbs. What a component
 needs or offers is declared as class-level data (``requires``, ``exposes``,
 ``operations``, ``needs_tags``), so mismatches are found before anything runs.
@@ -14,37 +16,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fedsec.backends.api import MaskingBackend
+from fedsec.component import Component
 from fedsec.errors import CapabilityError
 from fedsec.outcomes import Outcome, Reconstruction
-from fedsec.params import NoParams, build_params, params_dict
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
     from fedsec.federation import Federation, Party
     from fedsec.views import View
-    from fedsec.wire import Wire
-
-
-class Component:
-    """Shared by every plug-in: a registered name, a summary, the paper, parameters."""
-
-    kind: ClassVar[str] = ""
-    name: ClassVar[str] = ""
-    summary: ClassVar[str] = ""
-    paper: ClassVar[str] = ""
-    Params: ClassVar[type] = NoParams
-
-    def __init__(self, **params: Any) -> None:
-        self.params = build_params(self.Params, params, owner=f"{self.kind} {self.name!r}")
-
-    @classmethod
-    def capabilities(cls) -> dict[str, Any]:
-        """What this component declares, as JSON-able data."""
-        return {}
-
-    def describe(self) -> dict[str, Any]:
-        """Name and parameter values, for results and reports."""
-        return {"name": self.name, "params": params_dict(self.params)}
 
 
 class Protocol(Component, ABC):
@@ -77,41 +57,6 @@ class Protocol(Component, ABC):
     @abstractmethod
     def reference(self, train: Dataset, test: Dataset) -> Outcome:
         """The centralized computation the federated run must match."""
-
-
-class MaskingBackend(Component, ABC):
-    """How values are protected in transit and combined while protected.
-
-    ``operations`` lists what can be done on protected values (``add``,
-    ``add_plain``, ``mul_plain``, ``sum``); ``exact`` says whether results are
-    exact or approximate.
-    """
-
-    kind = "backend"
-    protection: ClassVar[str] = ""
-    operations: ClassVar[frozenset[str]] = frozenset()
-    exact: ClassVar[bool] = True
-
-    @classmethod
-    def capabilities(cls) -> dict[str, Any]:
-        return {"protection": cls.protection, "operations": sorted(cls.operations),
-                "exact": cls.exact}
-
-    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str) -> None:
-        """Set up keys or shared seeds through the network (nothing for unkeyed backends)."""
-
-    @abstractmethod
-    def protect(self, federation: Federation, sender: str, values: np.ndarray, *,
-                receiver: str) -> Wire:
-        """``sender`` protects ``values`` before they leave it for ``receiver``."""
-
-    @abstractmethod
-    def aggregate(self, federation: Federation, receiver: str, received: Sequence[Wire]) -> Wire:
-        """Combine protected contributions without opening them."""
-
-    @abstractmethod
-    def reveal(self, federation: Federation, receiver: str, aggregate: Wire) -> np.ndarray:
-        """Open an aggregate; only what the protocol is meant to reveal comes out."""
 
 
 def check_operations(backend: type[MaskingBackend] | MaskingBackend, needed: Iterable[str], *,
@@ -209,3 +154,7 @@ class Scorer(Component, ABC):
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
         """Leakage metrics, each next to its naive baseline."""
+
+
+__all__ = ["Attack", "Component", "Defense", "MaskingBackend", "Protocol", "Scorer",
+           "apply_transforms", "check_operations"]

@@ -48,6 +48,7 @@ class Network:
         self.phase = "setup"
         self._checked: set[str] = set()
         self._compute: dict[tuple[str, int, str], float] = defaultdict(float)
+        self._crypto: dict[tuple[str, int, str], float] = defaultdict(float)
         self._clock = time.perf_counter
 
     @contextmanager
@@ -78,6 +79,7 @@ class Network:
     def send(
         self, sender: str, receiver: str, tag: str, payload: Any, *, protection: str = "plain",
         key_id: str = "", meta: Mapping[str, Any] | None = None, size: int | None = None,
+        crypto_seconds: float = 0.0,
     ) -> Any:
         """Deliver ``payload`` from ``sender`` to ``receiver`` and return what arrives.
 
@@ -90,6 +92,7 @@ class Network:
             got = self.send(
                 sender, receiver, tag, payload.payload, protection=payload.protection,
                 key_id=payload.key_id, meta={**payload.meta, **(meta or {})}, size=size,
+                crypto_seconds=crypto_seconds,
             )
             return Wire(got, payload.protection, payload.key_id, payload.meta)
         self._party(sender)
@@ -99,6 +102,7 @@ class Network:
         message = self.writer.record(
             round=self.round, phase=self.phase, sender=sender, receiver=receiver, tag=tag,
             payload=payload, protection=protection, key_id=key_id, meta=meta, size=size,
+            crypto_seconds=crypto_seconds,
         )
         return message.payload
 
@@ -113,6 +117,14 @@ class Network:
     ) -> dict[str, Any]:
         """Each sender in ``payloads`` sends its payload to ``receiver``."""
         return {s: self.send(s, receiver, tag, p, **options) for s, p in payloads.items()}
+
+    def add_crypto_seconds(self, party: str, seconds: float) -> None:
+        """Count cryptographic work a party did on something it received (decryption, parsing)."""
+        self._crypto[(party, self.round, self.phase)] += seconds
+
+    def crypto_seconds(self) -> dict[tuple[str, int, str], float]:
+        """Cryptographic time per (party, round, phase) not attached to a sent message."""
+        return dict(self._crypto)
 
     def compute_seconds(self) -> dict[tuple[str, int, str], float]:
         """Measured local computation time per (party, round, phase)."""

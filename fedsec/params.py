@@ -66,6 +66,9 @@ def parse_assignments(items: list[str] | tuple[str, ...], *, what: str) -> dict[
 def _convert(value: Any, hint: Any, owner: str, name: str) -> Any:
     if not isinstance(value, str) or hint is None:
         return value
+    items = _tuple_item_type(hint)
+    if items is not None:
+        return tuple(_convert(v.strip(), items, owner, name) for v in value.split(",") if v.strip())
     target = _scalar_type(hint)
     if target is None or target is str:
         return value
@@ -90,6 +93,14 @@ def _scalar_type(hint: Any) -> type | None:
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     if len(args) == 1 and args[0] in (int, float, bool, str):
         return args[0]
+    return None
+
+
+def _tuple_item_type(hint: Any) -> type | None:
+    if typing.get_origin(hint) is tuple:
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis and args[0] in (int, float, str):
+            return args[0]
     return None
 
 

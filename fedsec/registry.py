@@ -20,7 +20,7 @@ from fedsec.errors import FedsecError, UnknownNameError, ValidationError
 #: Kind → (built-in package to import, entry-point group).
 KINDS: dict[str, tuple[str, str]] = {
     "protocol": ("protocols", "fedsec.protocols"),
-    "backend": ("fedsec.backends", "fedsec.backends"),
+    "backend": ("fedsec.backends.builtin", "fedsec.backends"),
     "attack": ("attacks", "fedsec.attacks"),
     "defense": ("defenses", "fedsec.defenses"),
     "scorer": ("fedsec.scoring", "fedsec.scorers"),

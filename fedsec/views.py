@@ -46,14 +46,14 @@ class View:
     knowledge: Mapping[str, Mapping[str, np.ndarray | bytes]]
 
     @property
-    def keys(self) -> frozenset[str]:
-        """Ids of the keys the coalition holds."""
-        return frozenset(
-            name[len("key/"):]
-            for held in self.knowledge.values()
-            for name in held
-            if name.startswith("key/")
-        )
+    def keys(self) -> dict[str, bytes]:
+        """Key material the coalition holds, by key id."""
+        out: dict[str, bytes] = {}
+        for held in self.knowledge.values():
+            for name, value in held.items():
+                if name.startswith("key/") and isinstance(value, bytes):
+                    out[name[len("key/"):]] = value
+        return out
 
     @property
     def parties(self) -> dict[str, str]:
@@ -68,18 +68,38 @@ class View:
         """Tags of every observed message."""
         return frozenset(m.tag for m in self.messages)
 
-    def can_read(self, message: Message) -> bool:
-        """Whether the coalition can read ``message``'s payload."""
-        return message.protection in READABLE_WITHOUT_KEY or message.key_id in self.keys
+    def can_open(self, message: Message) -> bool:
+        """Whether the coalition can recover the values behind ``message``'s payload.
 
-    def read(self, message: Message) -> np.ndarray | bytes:
-        """The payload of ``message``, refused when it is opaque to this adversary."""
-        if not self.can_read(message):
+        Plain payloads are open to anyone who observes them; protected ones
+        need every key listed in the message's key id.
+        """
+        if message.protection in READABLE_WITHOUT_KEY:
+            return True
+        if message.protection == "secret":  # key material, shown by fingerprint only
+            return False
+        held = self.keys
+        return all(k in held for k in message.key_id.split(",") if k)
+
+    def open(self, message: Message) -> np.ndarray | bytes:
+        """The values behind ``message``; refused when it is opaque to this adversary.
+
+        What was literally observed (masked words, ciphertext bytes) is
+        always ``message.payload``.
+        """
+        if message.protection in READABLE_WITHOUT_KEY:
+            return message.payload
+        if not self.can_open(message):
             raise CapabilityError(
                 f"Message {message.seq} ({message.tag}) is protected by {message.protection} "
-                f"under key {message.key_id!r}, which {self.threat} does not hold."
+                f"under {message.key_id or 'a key'}, which {self.threat} does not hold."
             )
-        return message.payload
+        from fedsec.registry import get
+
+        backend = get("backend", message.protection)
+        held = self.keys
+        needed = {k: held[k] for k in message.key_id.split(",") if k}
+        return backend.open_payload(message.payload, message.meta, needed)
 
     def own(self, name: str) -> dict[str, np.ndarray | bytes]:
         """A coalition member's private holdings."""

@@ -1,9 +1,7 @@
 """Masking backends: how values are protected in transit and combined.
 
-``plain`` is the unprotected baseline every audit compares against.
+``plain`` (no protection, the baseline), ``noise`` (additive masks from
+AES-CTR), ``paillier`` (python-paillier keys, packed fixed-point plaintexts)
+and ``ckks`` (TenSEAL). Built-ins register from :mod:`fedsec.backends.builtin`;
+protocols use the primitives in :mod:`fedsec.backends.primitives`.
 """
-
-from fedsec.backends.plain import PlainBackend
-from fedsec.backends.primitives import secure_sum
-
-__all__ = ["PlainBackend", "secure_sum"]

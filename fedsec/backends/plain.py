@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fedsec.backends.api import KeyContext, MaskingBackend, Protected
 from fedsec.errors import ValidationError
-from fedsec.interfaces import MaskingBackend
 from fedsec.registry import register
 from fedsec.wire import Wire
 
@@ -22,23 +22,54 @@ class PlainBackend(MaskingBackend):
 
     summary = "No protection: values travel in the clear (the baseline)."
     protection = "plain"
-    operations = frozenset({"add", "add_plain", "mul_plain", "sum"})
+    operations = frozenset({"add", "add_plain", "mul_plain_scalar", "mul_plain_elementwise",
+                            "sum"})
     exact = True
 
-    def protect(self, federation: Federation, sender: str, values: np.ndarray, *,
-                receiver: str) -> Wire:
-        return Wire(np.asarray(values), self.protection)
+    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str,
+              mode: str = "sum") -> KeyContext:
+        return KeyContext(backend=self.name, senders=tuple(senders), receiver=receiver,
+                          key_id="", mode=mode)
 
-    def aggregate(self, federation: Federation, receiver: str, received: Sequence[Wire]) -> Wire:
-        if not received:
-            raise ValidationError("Cannot aggregate zero contributions.")
-        shapes = {np.shape(w.payload) for w in received}
-        if len(shapes) != 1:
+    def protect(self, context: KeyContext, sender: str, values: np.ndarray, *,
+                nonce: str) -> Protected:
+        arr = np.asarray(values, dtype=np.float64)
+        return Protected(self.name, "", arr.size, arr.copy(), {"summands": 1})
+
+    def reveal(self, federation: Federation, context: KeyContext,
+               protected: Protected) -> np.ndarray:
+        return np.asarray(protected.data, dtype=np.float64)
+
+    def to_wire(self, protected: Protected) -> Wire:
+        return Wire(protected.data, self.protection, "", {"summands": protected.info["summands"]})
+
+    def from_wire(self, context: KeyContext, party: str, wire: Wire) -> Protected:
+        data = np.asarray(wire.payload, dtype=np.float64)
+        return Protected(self.name, "", data.size, data, dict(wire.meta))
+
+    def add(self, a: Protected, b: Protected) -> Protected:
+        if a.length != b.length:
             raise ValidationError(
-                f"Contributions to a sum must share one shape. Got shapes {sorted(shapes)}."
+                f"Cannot add protected vectors of lengths {a.length} and {b.length}."
             )
-        total = np.sum([np.asarray(w.payload) for w in received], axis=0)
-        return Wire(total, self.protection)
+        return Protected(self.name, "", a.length, a.data + b.data,
+                         {"summands": a.info["summands"] + b.info["summands"]})
 
-    def reveal(self, federation: Federation, receiver: str, aggregate: Wire) -> np.ndarray:
-        return np.asarray(aggregate.payload)
+    def add_plain(self, a: Protected, values: np.ndarray) -> Protected:
+        return Protected(self.name, "", a.length, a.data + np.asarray(values, dtype=float),
+                         dict(a.info))
+
+    def mul_plain(self, a: Protected, factor: float | np.ndarray) -> Protected:
+        return Protected(self.name, "", a.length, a.data * np.asarray(factor, dtype=float),
+                         dict(a.info))
+
+    def sum(self, items: Sequence[Protected]) -> Protected:
+        if not items:
+            raise ValidationError("Cannot sum zero contributions.")
+        lengths = {p.length for p in items}
+        if len(lengths) != 1:
+            raise ValidationError(
+                f"Contributions to a sum must share one length. Got lengths {sorted(lengths)}."
+            )
+        return Protected(self.name, "", items[0].length, np.sum([p.data for p in items], axis=0),
+                         {"summands": sum(p.info["summands"] for p in items)})

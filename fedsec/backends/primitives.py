@@ -1,14 +1,21 @@
-"""Building blocks protocols call instead of touching a backend's operations directly."""
+"""Building blocks protocols call instead of touching a backend's operations directly.
+
+Each records what crosses the network, with public facts about the protected
+payload in the message metadata and the time spent on protection (encoding,
+masking, encryption, serialization) in the message's ``crypto_seconds``.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fedsec.backends.api import DIRECT, SUM, MaskingBackend
 from fedsec.errors import ValidationError
-from fedsec.interfaces import MaskingBackend, check_operations
+from fedsec.interfaces import check_operations
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.federation import Federation
@@ -23,9 +30,10 @@ def secure_sum(
     """Sum one vector per sender at ``aggregator``; only the sum is revealed to it.
 
     Each sender protects its vector with ``backend`` and sends it under
-    ``tag``; the aggregator combines the protected contributions and opens
-    only their sum. How much an individual contribution reveals is the
-    backend's property (``plain`` reveals everything).
+    ``tag``; the aggregator combines the protected contributions and reveals
+    only their sum (through the key holders when it holds no key). How much
+    one contribution reveals is the backend's property: ``plain`` reveals
+    everything.
 
     Parameters
     ----------
@@ -34,7 +42,7 @@ def secure_sum(
     backend : MaskingBackend
         Protection in transit; must support ``sum``.
     vectors : Mapping[str, numpy.ndarray]
-        Sender name to its vector (all the same shape).
+        Sender name to its vector (all of one length).
     aggregator : str
         The party that learns the sum.
     """
@@ -43,13 +51,55 @@ def secure_sum(
         raise ValidationError("secure_sum needs at least one sender.")
     if aggregator in vectors:
         raise ValidationError(f"The aggregator {aggregator!r} cannot also be a sender.")
+    lengths = {np.size(v) for v in vectors.values()}
+    if len(lengths) != 1:
+        raise ValidationError(f"secure_sum needs vectors of one length; got {sorted(lengths)}.")
     net = federation.network
-    backend.setup(federation, senders=list(vectors), receiver=aggregator)
+    context = backend.setup(federation, senders=list(vectors), receiver=aggregator, mode=SUM)
+    nonce = context.next_nonce(tag)
+    length = lengths.pop()
+    with net.stage("offline"):
+        for party in [*vectors, aggregator]:
+            with net.compute(party):
+                backend.prepare(context, party, length)
     received = []
     for sender, values in vectors.items():
-        with net.compute(sender):
-            wire = backend.protect(federation, sender, np.asarray(values), receiver=aggregator)
-        received.append(net.send(sender, aggregator, tag, wire, meta=meta))
+        received.append(_protect_and_send(federation, backend, context, sender, aggregator,
+                                          np.asarray(values), nonce, tag, meta))
     with net.compute(aggregator):
-        total = backend.aggregate(federation, aggregator, received)
-        return backend.reveal(federation, aggregator, total)
+        total = backend.sum(received)
+    return backend.reveal(federation, context, total)
+
+
+def masked_send(
+    federation: Federation, backend: MaskingBackend, sender: str, receiver: str,
+    values: np.ndarray, *, tag: str, meta: Mapping[str, Any] | None = None,
+) -> np.ndarray:
+    """Send ``values`` protected so that only ``receiver`` (the designated remover) opens them.
+
+    Anyone else on the link sees only the protected payload. Returns the
+    values as the receiver recovers them.
+    """
+    net = federation.network
+    context = backend.setup(federation, senders=[sender], receiver=receiver, mode=DIRECT)
+    nonce = context.next_nonce(tag)
+    arrived = _protect_and_send(federation, backend, context, sender, receiver,
+                                np.asarray(values), nonce, tag, meta)
+    with net.compute(receiver):
+        return backend.reveal(federation, context, arrived).reshape(np.shape(values))
+
+
+def _protect_and_send(federation: Federation, backend: MaskingBackend, context: Any, sender: str,
+                      receiver: str, values: np.ndarray, nonce: str, tag: str,
+                      meta: Mapping[str, Any] | None) -> Any:
+    net = federation.network
+    start = time.perf_counter()
+    with net.compute(sender):
+        wire = backend.to_wire(backend.protect(context, sender, values.ravel(), nonce=nonce))
+    crypto = time.perf_counter() - start
+    arrived = net.send(sender, receiver, tag, wire, meta=meta, crypto_seconds=crypto)
+    start = time.perf_counter()
+    with net.compute(receiver):
+        protected = backend.from_wire(context, receiver, arrived)
+    net.add_crypto_seconds(receiver, time.perf_counter() - start)
+    return protected

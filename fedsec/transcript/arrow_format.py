@@ -10,7 +10,7 @@ row-group index, so a truncated Parquet file is unreadable. Payloads are raw
 bytes with explicit dtype and shape columns: no pickle anywhere.
 
 Columns: seq, round, phase, sender, receiver, tag, kind, protection, key_id,
-dtype, shape, size, payload, meta (JSON), elapsed, digest. The run header is
+dtype, shape, size, payload, meta (JSON), elapsed, crypto_seconds, digest. The run header is
 JSON in the schema metadata; the footer metadata records how the run ended,
 the message count and the final chain value.
 """
@@ -41,6 +41,7 @@ SCHEMA_FIELDS = [
     ("payload", pa.large_binary()),
     ("meta", pa.string()),
     ("elapsed", pa.float64()),
+    ("crypto_seconds", pa.float64()),
     ("digest", pa.binary(32)),
 ]
 COLUMNS = [name for name, _ in SCHEMA_FIELDS]

@@ -51,6 +51,9 @@ class Message(NamedTuple):
     elapsed : float
         Seconds since the run started; not covered by the chain, since two
         runs with one seed differ only there.
+    crypto_seconds : float
+        Time the sender spent protecting this payload (encoding, masking,
+        encryption, serialization); like ``elapsed``, outside the chain.
     digest : bytes
         SHA-256 chain value after this message.
     """
@@ -70,6 +73,7 @@ class Message(NamedTuple):
     size: int
     meta: Mapping[str, Any]
     elapsed: float
+    crypto_seconds: float
     digest: bytes
 
     @property
@@ -115,9 +119,9 @@ def link(
 ) -> bytes:
     """The chain value of one message given the previous one.
 
-    Every field except ``elapsed`` is covered, the fixed fields joined by the
-    unit separator (names cannot contain it, JSON escapes it) and the payload
-    bytes appended after a length prefix.
+    Every field except the timings ``elapsed`` and ``crypto_seconds`` is
+    covered: the fixed fields joined by the unit separator (names cannot
+    contain it, JSON escapes it), then the payload bytes after a length prefix.
     """
     head = (
         f"{seq}\x1f{round_}\x1f{phase}\x1f{sender}\x1f{receiver}\x1f{tag}\x1f{kind}\x1f"

@@ -151,6 +151,7 @@ def _messages(batch: pa.RecordBatch) -> list[Message]:
             kind=kind, protection=cols["protection"][i], key_id=cols["key_id"][i],
             dtype=dtype, shape=shape, payload=decode(kind, dtype, shape, raw),
             size=cols["size"][i], meta={} if meta_json == "{}" else json.loads(meta_json),
-            elapsed=cols["elapsed"][i], digest=cols["digest"][i],
+            elapsed=cols["elapsed"][i], crypto_seconds=cols["crypto_seconds"][i],
+            digest=cols["digest"][i],
         ))
     return out

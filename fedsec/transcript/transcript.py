@@ -159,7 +159,8 @@ class Transcript:
             {"seq": m.seq, "round": m.round, "phase": m.phase, "sender": m.sender,
              "receiver": m.receiver, "tag": m.tag, "kind": m.kind, "protection": m.protection,
              "key_id": m.key_id, "dtype": m.dtype, "shape": m.shape, "size": m.size,
-             "payload": m.payload, "meta": m.meta_json, "elapsed": m.elapsed}
+             "payload": m.payload, "meta": m.meta_json, "elapsed": m.elapsed,
+             "crypto_seconds": m.crypto_seconds}
             for m in self.messages
         ]
         return pd.DataFrame(rows)

@@ -123,7 +123,7 @@ class TranscriptWriter:
     def record(
         self, *, round: int, phase: str, sender: str, receiver: str, tag: str, payload: Any,
         protection: str = "plain", key_id: str = "", meta: Mapping[str, Any] | None = None,
-        size: int | None = None,
+        size: int | None = None, crypto_seconds: float = 0.0,
     ) -> Message:
         """Append one message and return it as the receiver gets it.
 
@@ -146,7 +146,7 @@ class TranscriptWriter:
         now = perf_counter()
         message = Message(seq, round, phase, sender, receiver, tag, kind, protection, key_id,
                           dtype, shape, decode(kind, dtype, shape, raw), wire, meta,
-                          now - self._start, digest)
+                          now - self._start, crypto_seconds, digest)
         self._head = digest
         self._messages.append(message)
         if self._sink is not None:

@@ -31,8 +31,8 @@ PRIVATE = {"party/s/key/pk": b"secret", "party/a/shard/cell0/X": np.ones((2, 2))
 def test_party_sees_its_own_links(transcript) -> None:
     view = build_view(transcript, "s", PRIVATE)
     assert [m.seq for m in view.messages] == [0, 1, 2]
-    assert view.keys == frozenset({"pk"})
-    assert view.read(view.messages[1]) == b"ct"
+    assert set(view.keys) == {"pk"}
+    assert view.can_open(view.messages[1])
     assert set(view.knowledge) == {"s"}
 
 
@@ -40,9 +40,9 @@ def test_coalition_pools_messages_and_knowledge(transcript) -> None:
     view = build_view(transcript, "a,b", PRIVATE)
     assert [m.seq for m in view.messages] == [0, 1, 2, 3]
     assert set(view.knowledge) == {"a", "b"}
-    assert not view.can_read(view.messages[1])  # nobody in the coalition holds pk
+    assert not view.can_open(view.messages[1])  # nobody in the coalition holds pk
     with pytest.raises(CapabilityError, match="does not hold"):
-        view.read(view.messages[1])
+        view.open(view.messages[1])
     assert "shard/cell0/X" in view.own("a")
 
 
@@ -50,7 +50,7 @@ def test_eavesdropper_sees_tapped_links_and_no_keys(transcript) -> None:
     view = build_view(transcript, "eavesdropper:a->s,b<->s", PRIVATE)
     assert [m.seq for m in view.messages] == [0, 1]
     assert view.knowledge == {}
-    assert not view.can_read(view.messages[1])
+    assert not view.can_open(view.messages[1])
     everything = build_view(transcript, "eavesdropper:*")
     assert len(everything.messages) == 4
 

@@ -1,0 +1,292 @@
+"""Additive masking with AES-CTR masks in Z_2^64 fixed point.
+
+Two uses, as the papers make them:
+
+* ``sum`` mode, pairwise masks that cancel in a sum (Bonawitz et al., "Practical
+  Secure Aggregation for Privacy-Preserving Machine Learning", CCS 2017,
+  without dropout recovery): every pair of senders shares a key; sender ``i``
+  adds ``+PRG(k_ij)`` for each ``j > i`` and ``-PRG(k_ij)`` for each ``j < i``.
+  One masked vector is uniformly random to the aggregator; the sum of all of
+  them is the sum of the values.
+* ``direct`` mode, a mask shared between a sender and one designated remover
+  (FedCG's masked labels, removed by the server that can regenerate them).
+
+Values are fixed-point words modulo 2**64, so masks cancel exactly; the range
+is checked against declared public bounds at encoding, never silently wrapped.
+Keys come from the run's seed (``key_source=simulation``: reproducible, and
+marked insecure in the transcript header) or from an X25519 agreement through
+the network (``key_source=agreement``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fedsec.backends import prg
+from fedsec.backends.api import (
+    MODES,
+    SUM,
+    Capabilities,
+    KeyContext,
+    MaskingBackend,
+    Protected,
+)
+from fedsec.backends.fixed_point import check_range, decode_z64, encode_z64, z64_bound
+from fedsec.errors import CapabilityError, ValidationError
+from fedsec.registry import register
+from fedsec.validation import check_choice, check_float, check_int, param_error
+from fedsec.wire import Wire
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.federation import Federation
+
+OWNER = "backend 'noise'"
+
+
+def pair_key_id(a: str, b: str) -> str:
+    """Key id of the mask key two senders share (order-free)."""
+    first, second = sorted((a, b))
+    return f"noise:pair:{first}:{second}"
+
+
+def direct_key_id(sender: str, receiver: str) -> str:
+    """Key id of the mask key a sender shares with its designated remover."""
+    return f"noise:direct:{sender}:{receiver}"
+
+
+def pairwise_terms(sender: str, senders: Sequence[str], nonce: str) -> dict[str, int]:
+    """The mask terms ``{key_id@nonce: ±1}`` sender ``sender`` adds in a pairwise sum."""
+    return {f"{pair_key_id(sender, other)}@{nonce}": (1 if sender < other else -1)
+            for other in senders if other != sender}
+
+
+def apply_masks(words: np.ndarray, terms: Mapping[str, int], keys: Mapping[str, bytes],
+                sign: int = 1) -> np.ndarray:
+    """``words + sign * sum(coeff * PRG(key, nonce))`` modulo 2**64."""
+    out = np.array(words, dtype=np.uint64, copy=True)
+    for term, coeff in terms.items():
+        if coeff == 0:
+            continue
+        key_id, _, nonce = term.rpartition("@")
+        mask = prg.mask_words(keys[key_id], nonce, out.size)
+        factor = np.uint64((sign * coeff) % (1 << 64))
+        out += mask * factor  # uint64 arithmetic wraps modulo 2**64
+    return out
+
+
+def merge_terms(*items: Mapping[str, int], scale: int = 1) -> dict[str, int]:
+    """Add mask-term coefficients; terms that cancel disappear."""
+    out: dict[str, int] = {}
+    for terms in items:
+        for term, coeff in terms.items():
+            out[term] = out.get(term, 0) + scale * coeff
+    return {t: c for t, c in out.items() if c != 0}
+
+
+def key_ids_of(terms: Mapping[str, int]) -> str:
+    """The keys needed to remove ``terms``, comma-joined (empty when none remain)."""
+    return ",".join(sorted({t.rpartition("@")[0] for t, c in terms.items() if c}))
+
+
+@register("backend", "noise")
+class NoiseBackend(MaskingBackend):
+    """Additive masks from AES-256-CTR, pairwise (secure sum) or shared with a remover."""
+
+    summary = ("Additive AES-CTR masks in Z_2^64: pairwise-cancelling, or removed by a "
+               "designated party.")
+    paper = "Bonawitz et al., Practical Secure Aggregation for Privacy-Preserving ML, CCS 2017"
+    protection = "noise"
+    operations = frozenset({"add", "add_plain", "mul_plain_scalar", "sum"})
+    exact = True
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        fraction_bits: int = 36
+        max_abs: float = 65536.0
+        max_summands: int = 1024
+        key_source: str = prg.SIMULATION
+
+        def __post_init__(self) -> None:
+            check_int(self.fraction_bits, owner=OWNER, name="fraction_bits", min_value=1,
+                      max_value=60)
+            check_float(self.max_abs, owner=OWNER, name="max_abs", min_value=0.0,
+                        min_inclusive=False)
+            check_int(self.max_summands, owner=OWNER, name="max_summands", min_value=1)
+            check_choice(self.key_source, owner=OWNER, name="key_source", choices=prg.KEY_SOURCES)
+            bound = z64_bound(self.fraction_bits, self.max_summands)
+            if self.max_abs > bound:
+                raise param_error(
+                    OWNER, "max_abs",
+                    f"<= {bound:.6g} with fraction_bits={self.fraction_bits} and "
+                    f"max_summands={self.max_summands} (so that sums fit in 64 bits)",
+                    self.max_abs)
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._contexts: dict[tuple[Any, ...], KeyContext] = {}
+
+    @property
+    def caps(self) -> Capabilities:
+        return Capabilities(operations=self.operations, exact=True,
+                            deterministic=self.params.key_source == prg.SIMULATION)
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        out["insecure_simulation_keys"] = self.params.key_source == prg.SIMULATION
+        return out
+
+    # -- keys ------------------------------------------------------------------
+    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str,
+              mode: str = SUM) -> KeyContext:
+        check_choice(mode, owner=OWNER, name="mode", choices=MODES)
+        cache_key = (id(federation), tuple(senders), receiver, mode)
+        if cache_key in self._contexts:
+            return self._contexts[cache_key]
+        if mode == SUM:
+            if len(senders) < 2:
+                raise ValidationError(
+                    "Pairwise masks need at least two senders; with one sender the sum is the "
+                    "vector itself."
+                )
+            pairs = [(a, b, pair_key_id(a, b)) for a, b in combinations(sorted(senders), 2)]
+        else:
+            pairs = [(s, receiver, direct_key_id(s, receiver)) for s in senders]
+        with federation.network.stage("key_setup"):
+            for a, b, key_id in pairs:
+                self._establish(federation, a, b, key_id)
+        context = KeyContext(
+            backend=self.name, senders=tuple(senders), receiver=receiver, mode=mode,
+            key_id=f"noise:{mode}:{receiver}",
+            holders={key_id: (a, b) for a, b, key_id in pairs},
+            state={"keystores": {p: federation.party(p).keys for p in {*senders, receiver}}},
+        )
+        self._contexts[cache_key] = context
+        return context
+
+    def _establish(self, federation: Federation, a: str, b: str, key_id: str) -> None:
+        meta = {"key_source": self.params.key_source, "scheme": "AES-256-CTR"}
+        if self.params.key_source == prg.SIMULATION:
+            material = prg.simulation_key(federation.seed, key_id)
+            federation.share_key(a, key_id, material, to=[b], meta=meta)
+            return
+        net = federation.network
+        private_a, public_a = prg.agreement_keypair()
+        private_b, public_b = prg.agreement_keypair()
+        net.send(a, b, "key.agreement", public_a, key_id=key_id, meta={**meta, "x25519": True})
+        net.send(b, a, "key.agreement", public_b, key_id=key_id, meta={**meta, "x25519": True})
+        material = prg.agreed_key(private_a, public_b, key_id)
+        if prg.agreed_key(private_b, public_a, key_id) != material:  # pragma: no cover
+            raise CapabilityError("X25519 key agreement failed: the ends derived different keys.")
+        federation.hold_key(a, key_id, material, meta=meta)
+        federation.hold_key(b, key_id, material, meta=meta)
+
+    # -- protect and reveal ------------------------------------------------------
+    def protect(self, context: KeyContext, sender: str, values: np.ndarray, *,
+                nonce: str) -> Protected:
+        arr = check_range(values, self.params.max_abs, what=f"noise masking at {sender!r}")
+        words = encode_z64(arr, self.params.fraction_bits)
+        if context.mode == SUM:
+            terms = pairwise_terms(sender, context.senders, nonce)
+        else:
+            terms = {f"{direct_key_id(sender, context.receiver)}@{nonce}": 1}
+        keys = context.state["keystores"][sender]
+        material = {t.rpartition("@")[0]: keys.get(t.rpartition("@")[0]) for t in terms}
+        masked = apply_masks(words, terms, material)
+        return Protected(self.name, key_ids_of(terms), arr.size, masked,
+                         {"summands": 1, "masks": terms})
+
+    def reveal(self, federation: Federation, context: KeyContext,
+               protected: Protected) -> np.ndarray:
+        self._check_summands(protected)
+        terms = protected.info["masks"]
+        keys = context.state["keystores"][context.receiver]
+        needed = {t.rpartition("@")[0] for t in terms}
+        missing = sorted(k for k in needed if k not in keys)
+        if missing:
+            raise CapabilityError(
+                f"{context.receiver!r} cannot reveal this value: it is still masked under "
+                f"{', '.join(missing)}, which it does not hold (only complete sums unmask)."
+            )
+        words = apply_masks(protected.data, terms, {k: keys.get(k) for k in needed}, sign=-1)
+        return decode_z64(words, self.params.fraction_bits)
+
+    def _check_summands(self, protected: Protected) -> None:
+        if protected.info["summands"] > self.params.max_summands:
+            raise CapabilityError(
+                f"A masked value sums {protected.info['summands']} terms, more than max_summands="
+                f"{self.params.max_summands}; its fixed-point range may have wrapped."
+            )
+
+    # -- wire --------------------------------------------------------------------
+    def to_wire(self, protected: Protected) -> Wire:
+        meta = {"fraction_bits": self.params.fraction_bits, "summands": protected.info["summands"],
+                "masks": dict(protected.info["masks"]), "elements": protected.length,
+                "key_source": self.params.key_source}
+        return Wire(protected.data, self.protection, protected.key_id, meta)
+
+    def from_wire(self, context: KeyContext, party: str, wire: Wire) -> Protected:
+        data = np.asarray(wire.payload, dtype=np.uint64)
+        if wire.meta.get("fraction_bits") != self.params.fraction_bits:
+            raise ValidationError("A masked payload uses another fixed-point scale than this run.")
+        return Protected(self.name, wire.key_id, data.size, data,
+                         {"summands": wire.meta["summands"], "masks": dict(wire.meta["masks"])})
+
+    @classmethod
+    def open_payload(cls, payload: Any, meta: Mapping[str, Any],
+                     keys: Mapping[str, bytes]) -> np.ndarray:
+        terms = meta["masks"]
+        needed = {t.rpartition("@")[0] for t in terms}
+        missing = sorted(needed - set(keys))
+        if missing:
+            raise CapabilityError(f"Opening this payload needs keys {', '.join(missing)}.")
+        words = apply_masks(np.asarray(payload, dtype=np.uint64), terms, keys, sign=-1)
+        return decode_z64(words, meta["fraction_bits"])
+
+    # -- operations ----------------------------------------------------------------
+    def add(self, a: Protected, b: Protected) -> Protected:
+        _same_length(a, b)
+        terms = merge_terms(a.info["masks"], b.info["masks"])
+        return Protected(self.name, key_ids_of(terms), a.length, a.data + b.data,
+                         {"summands": a.info["summands"] + b.info["summands"], "masks": terms})
+
+    def add_plain(self, a: Protected, values: np.ndarray) -> Protected:
+        arr = check_range(values, self.params.max_abs, what="noise add_plain")
+        words = encode_z64(arr, self.params.fraction_bits)
+        return Protected(self.name, a.key_id, a.length, a.data + words,
+                         {**a.info, "summands": a.info["summands"] + 1})
+
+    def mul_plain(self, a: Protected, factor: float | np.ndarray) -> Protected:
+        if np.ndim(factor) != 0:
+            raise self._lacks("mul_plain_elementwise")
+        if float(factor) != int(factor):
+            raise CapabilityError(
+                "Masked fixed-point words can be multiplied by integers only (a fractional factor "
+                f"would need a rescaling masks do not survive). Got {factor!r}."
+            )
+        k = int(factor)
+        terms = merge_terms(a.info["masks"], scale=k)
+        return Protected(self.name, key_ids_of(terms), a.length,
+                         a.data * np.uint64(k % (1 << 64)),
+                         {"summands": a.info["summands"] * abs(k), "masks": terms})
+
+    def sum(self, items: Sequence[Protected]) -> Protected:
+        if not items:
+            raise ValidationError("Cannot sum zero masked vectors.")
+        for other in items[1:]:
+            _same_length(items[0], other)
+        total = np.sum(np.stack([p.data for p in items]), axis=0, dtype=np.uint64)
+        terms = merge_terms(*(p.info["masks"] for p in items))
+        return Protected(self.name, key_ids_of(terms), items[0].length, total,
+                         {"summands": sum(p.info["summands"] for p in items), "masks": terms})
+
+
+def _same_length(a: Protected, b: Protected) -> None:
+    if a.length != b.length:
+        raise ValidationError(
+            f"Cannot combine masked vectors of lengths {a.length} and {b.length}."
+        )
