@@ -148,8 +148,14 @@ def fit_scaler(X: Any, method: ScalingMethod) -> Scaler:
     if method == "minmax":
         offset, scale = low, high - low
     else:
-        offset, scale = arr.mean(axis=0), arr.std(axis=0)
+        offset = arr.mean(axis=0)
         offset[constant] = low[constant]
+        centred = arr - offset
+        # The standard deviation of columns rescaled by their largest deviation, so that
+        # squaring tiny values cannot underflow to subnormals and lose precision.
+        span = np.abs(centred).max(axis=0)
+        safe = np.where(span > 0, span, 1.0)
+        scale = np.sqrt(np.mean((centred / safe) ** 2, axis=0)) * safe
     scale[constant | (scale == 0)] = 1.0
     if not np.isfinite(scale).all():
         raise DataError(
