@@ -178,12 +178,13 @@ class CkksBackend(MaskingBackend):
     def reveal(self, federation: Federation, context: KeyContext,
                protected: Protected) -> np.ndarray:
         receiver, keyholder = context.receiver, context.state["keyholder"]
+        secret_key = context.state["contexts"][keyholder].secret_key()
         if receiver == keyholder:
-            return _decrypt(protected)
+            return _decrypt(protected, secret_key)
         net = federation.network
         arrived = net.send(receiver, keyholder, REQUEST_TAG, self.to_wire(protected))
         with net.compute(keyholder):
-            values = _decrypt(self.from_wire(context, keyholder, arrived))
+            values = _decrypt(self.from_wire(context, keyholder, arrived), secret_key)
         result = net.send(keyholder, receiver, RESULT_TAG, values,
                           meta={"error_bound": protected.info["error_bound"]})
         return np.asarray(result, dtype=np.float64)
@@ -288,8 +289,8 @@ class CkksBackend(MaskingBackend):
         return self._checked(a.key_id, a.length, data, info)
 
 
-def _decrypt(protected: Protected) -> np.ndarray:
-    values = np.concatenate([np.asarray(chunk.decrypt(), dtype=np.float64)
+def _decrypt(protected: Protected, secret_key: Any = None) -> np.ndarray:
+    values = np.concatenate([np.asarray(chunk.decrypt(secret_key), dtype=np.float64)
                              for chunk in protected.data]) if protected.data else np.zeros(0)
     return values[: protected.length]
 

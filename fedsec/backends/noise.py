@@ -72,7 +72,7 @@ def apply_masks(words: np.ndarray, terms: Mapping[str, int], keys: Mapping[str, 
     for term, coeff in terms.items():
         if coeff == 0:
             continue
-        key_id, _, nonce = term.rpartition("@")
+        key_id, _, nonce = term.partition("@")
         mask = prg.mask_words(keys[key_id], nonce, out.size)
         factor = np.uint64((sign * coeff) % (1 << 64))
         out += mask * factor  # uint64 arithmetic wraps modulo 2**64
@@ -90,7 +90,7 @@ def merge_terms(*items: Mapping[str, int], scale: int = 1) -> dict[str, int]:
 
 def key_ids_of(terms: Mapping[str, int]) -> str:
     """The keys needed to remove ``terms``, comma-joined (empty when none remain)."""
-    return ",".join(sorted({t.rpartition("@")[0] for t, c in terms.items() if c}))
+    return ",".join(sorted({t.partition("@")[0] for t, c in terms.items() if c}))
 
 
 @register("backend", "noise")
@@ -195,7 +195,7 @@ class NoiseBackend(MaskingBackend):
         else:
             terms = {f"{direct_key_id(sender, context.receiver)}@{nonce}": 1}
         keys = context.state["keystores"][sender]
-        material = {t.rpartition("@")[0]: keys.get(t.rpartition("@")[0]) for t in terms}
+        material = {t.partition("@")[0]: keys.get(t.partition("@")[0]) for t in terms}
         masked = apply_masks(words, terms, material)
         return Protected(self.name, key_ids_of(terms), arr.size, masked,
                          {"summands": 1, "masks": terms})
@@ -205,7 +205,7 @@ class NoiseBackend(MaskingBackend):
         self._check_summands(protected)
         terms = protected.info["masks"]
         keys = context.state["keystores"][context.receiver]
-        needed = {t.rpartition("@")[0] for t in terms}
+        needed = {t.partition("@")[0] for t in terms}
         missing = sorted(k for k in needed if k not in keys)
         if missing:
             raise CapabilityError(
@@ -240,7 +240,7 @@ class NoiseBackend(MaskingBackend):
     def open_payload(cls, payload: Any, meta: Mapping[str, Any],
                      keys: Mapping[str, bytes]) -> np.ndarray:
         terms = meta["masks"]
-        needed = {t.rpartition("@")[0] for t in terms}
+        needed = {t.partition("@")[0] for t in terms}
         missing = sorted(needed - set(keys))
         if missing:
             raise CapabilityError(f"Opening this payload needs keys {', '.join(missing)}.")
