@@ -23,9 +23,14 @@ from fedsec.errors import ValidationError
 def check_range(values: np.ndarray, max_abs: float, *, what: str) -> np.ndarray:
     """Refuse non-finite values and values beyond the encoding's declared bound."""
     arr = np.asarray(values, dtype=np.float64)
+    if not arr.size:
+        return arr
+    if arr.max() <= max_abs and arr.min() >= -max_abs:  # False for NaN: covers both checks
+        return arr
+    largest = float(np.max(np.abs(arr)))
     if not np.all(np.isfinite(arr)):
         raise ValidationError(f"{what}: values must be finite; found NaN or infinity.")
-    if arr.size and float(np.max(np.abs(arr))) > max_abs:
+    if largest > max_abs:
         raise ValidationError(
             f"{what}: a value of magnitude {float(np.max(np.abs(arr))):.6g} exceeds the "
             f"encoding's bound {max_abs:.6g}; raise the backend's 'max_abs' parameter (this "
@@ -48,9 +53,7 @@ def encode_z64(values: np.ndarray, fraction_bits: int) -> np.ndarray:
 
 def decode_z64(words: np.ndarray, fraction_bits: int) -> np.ndarray:
     """Inverse of :func:`encode_z64` for a (possibly summed) vector of words."""
-    return np.asarray(words, dtype=np.uint64).view(np.int64).astype(np.float64) / float(
-        2**fraction_bits
-    )
+    return np.asarray(words, dtype=np.uint64).view(np.int64) * (2.0**-fraction_bits)
 
 
 def z64_bound(fraction_bits: int, max_summands: int) -> float:

@@ -66,16 +66,24 @@ def pairwise_terms(sender: str, senders: Sequence[str], nonce: str) -> dict[str,
 
 
 def apply_masks(words: np.ndarray, terms: Mapping[str, int], keys: Mapping[str, bytes],
-                sign: int = 1) -> np.ndarray:
-    """``words + sign * sum(coeff * PRG(key, nonce))`` modulo 2**64."""
-    out = np.array(words, dtype=np.uint64, copy=True)
+                sign: int = 1, *, in_place: bool = False) -> np.ndarray:
+    """``words + sign * sum(coeff * PRG(key, nonce))`` modulo 2**64.
+
+    ``in_place`` reuses ``words`` (a fresh uint64 array the caller owns).
+    """
+    out = words if in_place else np.array(words, dtype=np.uint64, copy=True)
     for term, coeff in terms.items():
         if coeff == 0:
             continue
         key_id, _, nonce = term.partition("@")
         mask = prg.mask_words(keys[key_id], nonce, out.size)
-        factor = np.uint64((sign * coeff) % (1 << 64))
-        out += mask * factor  # uint64 arithmetic wraps modulo 2**64
+        factor = sign * coeff  # uint64 arithmetic below wraps modulo 2**64
+        if factor == 1:
+            np.add(out, mask, out=out)
+        elif factor == -1:
+            np.subtract(out, mask, out=out)
+        else:
+            out += mask * np.uint64(factor % (1 << 64))
     return out
 
 
@@ -196,7 +204,7 @@ class NoiseBackend(MaskingBackend):
             terms = {f"{direct_key_id(sender, context.receiver)}@{nonce}": 1}
         keys = context.state["keystores"][sender]
         material = {t.partition("@")[0]: keys.get(t.partition("@")[0]) for t in terms}
-        masked = apply_masks(words, terms, material)
+        masked = apply_masks(words, terms, material, in_place=True)
         return Protected(self.name, key_ids_of(terms), arr.size, masked,
                          {"summands": 1, "masks": terms})
 

@@ -1,8 +1,8 @@
 """Cryptographic randomness for masks and keys.
 
-Masks come from AES-256 in counter mode keyed by a 32-byte key two parties
-share, with a per-use nonce, so a mask is never reused and either party can
-regenerate it. Keys come from one of two sources:
+Masks come from AES-256 in counter mode (a 64-bit nonce derived from the
+use, a 64-bit block counter) keyed by a 32-byte key two parties share, so a
+mask is never reused and either party can regenerate it. Keys come from one of two sources:
 
 * ``simulation``: derived from the run's seed with SHAKE-256, so runs are
   reproducible. Anyone who knows the seed knows every key: it is marked
@@ -15,6 +15,8 @@ regenerate it. Keys come from one of two sources:
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from cryptography.hazmat.primitives import hashes
@@ -41,9 +43,10 @@ def simulation_key(seed: int, purpose: str) -> bytes:
     return hashlib.shake_256(material).digest(KEY_BYTES)
 
 
-def nonce_block(nonce: str) -> bytes:
-    """The 16-byte initial counter block for a nonce string."""
-    return hashlib.sha256(b"fedsec-mask-nonce\x00" + nonce.encode()).digest()[:16]
+def nonce_prefix(nonce: str) -> int:
+    """The 64-bit nonce half of every counter block for a nonce string."""
+    digest = hashlib.sha256(b"fedsec-mask-nonce\x00" + nonce.encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 def mask_words(key: bytes, nonce: str, n: int) -> np.ndarray:
@@ -55,8 +58,31 @@ def mask_words(key: bytes, nonce: str, n: int) -> np.ndarray:
     >>> a.dtype, bool((a == mask_words(b"k" * 32, "round0", 3)).all())
     (dtype('uint64'), True)
     """
-    encryptor = Cipher(algorithms.AES(key), modes.CTR(nonce_block(nonce))).encryptor()
-    return np.frombuffer(encryptor.update(bytes(8 * n)), dtype="<u8")
+    counters = _counter_blocks((n + 1) // 2).copy()
+    counters[:, 0] = nonce_prefix(nonce)
+    stream = _block_cipher(key).update(counters.view(np.uint8))
+    return np.frombuffer(stream, dtype="<u8")[:n]
+
+
+@lru_cache(maxsize=64)
+def _counter_blocks(blocks: int) -> np.ndarray:
+    """Big-endian counter blocks ``(0, i)``; the nonce half is filled in per use."""
+    counters = np.zeros((blocks, 2), dtype=">u8")
+    counters[:, 1] = np.arange(blocks, dtype=np.uint64)
+    counters.setflags(write=False)
+    return counters
+
+
+@lru_cache(maxsize=1024)
+def _block_cipher(key: bytes) -> Any:
+    """The raw AES-256 block function under ``key``, kept per key.
+
+    Counter mode is this function applied to the blocks ``nonce || counter``
+    (NIST SP 800-38A); applying it to the counter blocks directly avoids
+    building a cipher context per mask. Each block is enciphered once, so the
+    mode's ECB name does not mean ECB use on data.
+    """
+    return Cipher(algorithms.AES(key), modes.ECB()).encryptor()  # noqa: S305
 
 
 def agreement_keypair() -> tuple[X25519PrivateKey, bytes]:

@@ -105,3 +105,13 @@ def test_envelope_refuses_foreign_bytes() -> None:
         envelope.unwrap(b"XXXX\x01\x00\x00\x00\x00")
     with pytest.raises(TranscriptError, match="version"):
         envelope.unwrap(b"FSEC\x09\x00\x00\x00\x00")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.binary(min_size=32, max_size=32), st.text(max_size=12), st.integers(1, 70))
+def test_mask_stream_is_standard_aes_ctr(key: bytes, nonce: str, n: int) -> None:
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    iv = prg.nonce_prefix(nonce).to_bytes(8, "big") + bytes(8)
+    reference = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(bytes(8 * n))
+    assert prg.mask_words(key, nonce, n).tobytes() == reference
