@@ -32,6 +32,8 @@ def handle(args: argparse.Namespace) -> int:
     backend = header.get("backend", {}).get("name", "?")
     print(f"{args.transcript}: {protocol} with backend {backend}, seed {header.get('seed', '?')}, "
           f"{len(transcript)} messages, {human_bytes(cost['total']['bytes'])} on the wire")
+    if header.get("backend", {}).get("insecure_simulation_keys"):
+        print("keys were derived from the run's seed (simulation mode: reproducible, insecure)")
     print()
     print(table(((name, v["messages_sent"], v["bytes_sent"], v["messages_received"],
                   v["bytes_received"]) for name, v in cost["by_party"].items()),

@@ -94,5 +94,8 @@ def handle(args: argparse.Namespace) -> int:
                 default=0.0)
     print(f"  federated result {verdict} the centralized reference "
           f"(max relative difference {worst:.3g}, tolerance {comparison['rtol']:g})")
+    if record["backend"].get("insecure_simulation_keys"):
+        print("  keys: derived from the run's seed (simulation mode, reproducible, insecure by "
+              "design; use key_source=agreement or secrets for deployment-grade keys)")
     print(f"  wrote {args.out}/transcript.arrow, result.json, private.npz")
     return 0
