@@ -14,7 +14,7 @@ protected vectors into one).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -23,6 +23,7 @@ import numpy as np
 
 from fedsec.component import Component
 from fedsec.errors import CapabilityError
+from fedsec.validation import check_choice
 from fedsec.wire import Wire
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,6 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
 OPERATIONS = ("add", "add_plain", "mul_plain_scalar", "mul_plain_elementwise", "sum")
 SUM, DIRECT = "sum", "direct"
 MODES = (SUM, DIRECT)
+REQUEST_TAG = "reveal.request"
+RESULT_TAG = "reveal.result"
 
 
 @dataclass(frozen=True)
@@ -141,14 +144,25 @@ class MaskingBackend(Component, ABC):
         return {**super().describe(), "capabilities": self.caps.to_dict()}
 
     # -- keys ----------------------------------------------------------------
-    @abstractmethod
     def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str,
-              mode: str = "sum") -> KeyContext:
+              mode: str = SUM) -> KeyContext:
         """Set up keys or shared seeds for ``senders`` → ``receiver`` through the network.
 
         Called once per group and mode in a run; later calls return the same
         context (keys are not regenerated).
         """
+        check_choice(mode, owner=f"backend {self.name!r}", name="mode", choices=MODES)
+        contexts = self.__dict__.setdefault("_contexts", {})
+        key = (id(federation), tuple(senders), receiver, mode)
+        if key not in contexts:
+            contexts[key] = self.make_context(federation, senders=tuple(senders),
+                                              receiver=receiver, mode=mode)
+        return contexts[key]
+
+    @abstractmethod
+    def make_context(self, federation: Federation, *, senders: tuple[str, ...], receiver: str,
+                     mode: str) -> KeyContext:
+        """Create the keys for one group (called once by :meth:`setup`)."""
 
     def prepare(self, context: KeyContext, party: str, n_values: int) -> None:
         """Precompute what ``party`` will need to protect ``n_values`` values (offline work)."""
@@ -212,3 +226,25 @@ class MaskingBackend(Component, ABC):
             f"The {self.name!r} backend does not support {operation!r}; backends that do: "
             f"{', '.join(having) or 'none'}."
         )
+
+
+def keyholder_reveal(
+    federation: Federation, backend: MaskingBackend, context: KeyContext, protected: Protected,
+    decrypt: Callable[[Protected], np.ndarray], *, result_meta: Mapping[str, Any] | None = None,
+) -> np.ndarray:
+    """Open ``protected`` for the receiver through the party holding the secret key.
+
+    A receiver that holds the key decrypts itself. Otherwise it sends the
+    protected value to the key holder (``reveal.request``), which decrypts
+    it and sends back only the values (``reveal.result``): the key holder
+    sees the aggregate, never an individual contribution.
+    """
+    receiver, keyholder = context.receiver, context.state["keyholder"]
+    if receiver == keyholder:
+        return decrypt(protected)
+    net = federation.network
+    arrived = net.send(receiver, keyholder, REQUEST_TAG, backend.to_wire(protected))
+    with net.compute(keyholder):
+        values = decrypt(backend.from_wire(context, keyholder, arrived))
+    result = net.send(keyholder, receiver, RESULT_TAG, values, meta=result_meta)
+    return np.asarray(result, dtype=np.float64)

@@ -26,12 +26,19 @@ import numpy as np
 import tenseal as ts
 
 from fedsec.backends import envelope
-from fedsec.backends.api import MODES, SUM, Capabilities, KeyContext, MaskingBackend, Protected
+from fedsec.backends.api import (
+    SUM,
+    Capabilities,
+    KeyContext,
+    MaskingBackend,
+    Protected,
+    keyholder_reveal,
+)
 from fedsec.backends.fixed_point import check_range
 from fedsec.errors import CapabilityError, ValidationError
 from fedsec.keys import fingerprint
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int, param_error
+from fedsec.validation import check_float, check_int, param_error
 from fedsec.wire import Wire
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,8 +47,6 @@ if TYPE_CHECKING:  # pragma: no cover
 OWNER = "backend 'ckks'"
 #: Largest total coefficient-modulus bits for 128-bit classical security (HE standard, Table 1).
 SECURITY_BOUNDS = {1024: 27, 2048: 54, 4096: 109, 8192: 218, 16384: 438, 32768: 881}
-REQUEST_TAG = "reveal.request"
-RESULT_TAG = "reveal.result"
 #: Error bounds relative to 2**-scale_bits, measured with margin on this library's defaults
 #: (fresh encryption: about 1e-8 observed at scale 2**40; one plaintext multiplication and
 #: rescale: about 3e-7).
@@ -118,7 +123,6 @@ class CkksBackend(MaskingBackend):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.slots = self.params.poly_modulus_degree // 2
-        self._contexts: dict[tuple[Any, ...], KeyContext] = {}
 
     @property
     def caps(self) -> Capabilities:
@@ -129,12 +133,8 @@ class CkksBackend(MaskingBackend):
         return FRESH_ERROR_FACTOR * 2.0**-self.params.scale_bits
 
     # -- keys --------------------------------------------------------------------
-    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str,
-              mode: str = SUM) -> KeyContext:
-        check_choice(mode, owner=OWNER, name="mode", choices=MODES)
-        cache_key = (id(federation), tuple(senders), receiver, mode)
-        if cache_key in self._contexts:
-            return self._contexts[cache_key]
+    def make_context(self, federation: Federation, *, senders: tuple[str, ...], receiver: str,
+                     mode: str) -> KeyContext:
         p = self.params
         keyholder = sorted(senders)[0] if mode == SUM else receiver
         net = federation.network
@@ -158,11 +158,9 @@ class CkksBackend(MaskingBackend):
                                  meta=meta)
         contexts = {q: ts.context_from(public) for q in others}
         contexts[keyholder] = secret_context
-        context = KeyContext(backend=self.name, senders=tuple(senders), receiver=receiver,
-                             key_id=key_id, mode=mode, holders={key_id: (keyholder,)},
-                             state={"keyholder": keyholder, "contexts": contexts})
-        self._contexts[cache_key] = context
-        return context
+        return KeyContext(backend=self.name, senders=senders, receiver=receiver, key_id=key_id,
+                          mode=mode, holders={key_id: (keyholder,)},
+                          state={"keyholder": keyholder, "contexts": contexts})
 
     # -- protect and reveal --------------------------------------------------------
     def protect(self, context: KeyContext, sender: str, values: np.ndarray, *,
@@ -177,17 +175,10 @@ class CkksBackend(MaskingBackend):
 
     def reveal(self, federation: Federation, context: KeyContext,
                protected: Protected) -> np.ndarray:
-        receiver, keyholder = context.receiver, context.state["keyholder"]
-        secret_key = context.state["contexts"][keyholder].secret_key()
-        if receiver == keyholder:
-            return _decrypt(protected, secret_key)
-        net = federation.network
-        arrived = net.send(receiver, keyholder, REQUEST_TAG, self.to_wire(protected))
-        with net.compute(keyholder):
-            values = _decrypt(self.from_wire(context, keyholder, arrived), secret_key)
-        result = net.send(keyholder, receiver, RESULT_TAG, values,
-                          meta={"error_bound": protected.info["error_bound"]})
-        return np.asarray(result, dtype=np.float64)
+        secret_key = context.state["contexts"][context.state["keyholder"]].secret_key()
+        return keyholder_reveal(federation, self, context, protected,
+                                lambda p: _decrypt(p, secret_key),
+                                result_meta={"error_bound": protected.info["error_bound"]})
 
     # -- wire ------------------------------------------------------------------------
     def describe_payload(self, protected: Protected) -> dict[str, Any]:

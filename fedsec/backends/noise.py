@@ -29,7 +29,6 @@ import numpy as np
 
 from fedsec.backends import prg
 from fedsec.backends.api import (
-    MODES,
     SUM,
     Capabilities,
     KeyContext,
@@ -134,10 +133,6 @@ class NoiseBackend(MaskingBackend):
                     f"max_summands={self.max_summands} (so that sums fit in 64 bits)",
                     self.max_abs)
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._contexts: dict[tuple[Any, ...], KeyContext] = {}
-
     @property
     def caps(self) -> Capabilities:
         return Capabilities(operations=self.operations, exact=True,
@@ -149,12 +144,8 @@ class NoiseBackend(MaskingBackend):
         return out
 
     # -- keys ------------------------------------------------------------------
-    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str,
-              mode: str = SUM) -> KeyContext:
-        check_choice(mode, owner=OWNER, name="mode", choices=MODES)
-        cache_key = (id(federation), tuple(senders), receiver, mode)
-        if cache_key in self._contexts:
-            return self._contexts[cache_key]
+    def make_context(self, federation: Federation, *, senders: tuple[str, ...], receiver: str,
+                     mode: str) -> KeyContext:
         if mode == SUM:
             if len(senders) < 2:
                 raise ValidationError(
@@ -167,14 +158,12 @@ class NoiseBackend(MaskingBackend):
         with federation.network.stage("key_setup"):
             for a, b, key_id in pairs:
                 self._establish(federation, a, b, key_id)
-        context = KeyContext(
-            backend=self.name, senders=tuple(senders), receiver=receiver, mode=mode,
+        return KeyContext(
+            backend=self.name, senders=senders, receiver=receiver, mode=mode,
             key_id=f"noise:{mode}:{receiver}",
             holders={key_id: (a, b) for a, b, key_id in pairs},
             state={"keystores": {p: federation.party(p).keys for p in {*senders, receiver}}},
         )
-        self._contexts[cache_key] = context
-        return context
 
     def _establish(self, federation: Federation, a: str, b: str, key_id: str) -> None:
         meta = {"key_source": self.params.key_source, "scheme": "AES-256-CTR"}

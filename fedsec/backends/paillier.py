@@ -27,12 +27,12 @@ import numpy as np
 
 from fedsec.backends import envelope
 from fedsec.backends.api import (
-    MODES,
     SUM,
     Capabilities,
     KeyContext,
     MaskingBackend,
     Protected,
+    keyholder_reveal,
 )
 from fedsec.backends.fixed_point import check_range, pack, slot_width, unpack
 from fedsec.backends.paillier_keys import (
@@ -55,8 +55,6 @@ if TYPE_CHECKING:  # pragma: no cover
 OWNER = "backend 'paillier'"
 SECURE_KEY_BITS = (2048, 3072, 4096)
 KEY_SOURCES = ("simulation", "secrets")
-REQUEST_TAG = "reveal.request"
-RESULT_TAG = "reveal.result"
 
 
 @dataclass(frozen=True)
@@ -142,7 +140,6 @@ class PaillierBackend(MaskingBackend):
         super().__init__(**params)
         p = self.params
         self.packing = packing_for(p.key_bits, p.fraction_bits, p.max_abs, p.headroom_bits)
-        self._contexts: dict[tuple[Any, ...], KeyContext] = {}
 
     @property
     def caps(self) -> Capabilities:
@@ -156,12 +153,8 @@ class PaillierBackend(MaskingBackend):
         return out
 
     # -- keys --------------------------------------------------------------------
-    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str,
-              mode: str = SUM) -> KeyContext:
-        check_choice(mode, owner=OWNER, name="mode", choices=MODES)
-        cache_key = (id(federation), tuple(senders), receiver, mode)
-        if cache_key in self._contexts:
-            return self._contexts[cache_key]
+    def make_context(self, federation: Federation, *, senders: tuple[str, ...], receiver: str,
+                     mode: str) -> KeyContext:
         keyholder = sorted(senders)[0] if mode == SUM else receiver
         simulation = self.params.key_source == "simulation"
         net = federation.network
@@ -183,15 +176,13 @@ class PaillierBackend(MaskingBackend):
             federation.share_key(keyholder, f"{key_id}:public", material, to=others, public=True,
                                  meta=meta)
         n = gmpy2.mpz(public.n)
-        context = KeyContext(
-            backend=self.name, senders=tuple(senders), receiver=receiver, key_id=key_id, mode=mode,
+        return KeyContext(
+            backend=self.name, senders=senders, receiver=receiver, key_id=key_id, mode=mode,
             holders={key_id: (keyholder,)},
             state={"n": n, "keyholder": keyholder, "private": private,
                    "pools": {p: ObfuscatorPool(int(n), stream(f"obfuscators/{p}"))
                              for p in dict.fromkeys([*senders, receiver])}},
         )
-        self._contexts[cache_key] = context
-        return context
 
     def prepare(self, context: KeyContext, party: str, n_values: int) -> None:
         context.state["pools"][party].fill(math.ceil(n_values / self.packing.slots))
@@ -210,17 +201,12 @@ class PaillierBackend(MaskingBackend):
     def reveal(self, federation: Federation, context: KeyContext,
                protected: Protected) -> np.ndarray:
         self._check_summands(protected)
-        receiver, keyholder = context.receiver, context.state["keyholder"]
-        if receiver == keyholder:
-            return self._decrypt(context, protected)
-        net = federation.network
-        with net.compute(receiver):  # nothing leaves a party without fresh randomness
-            fresh = self._rerandomize(context, receiver, protected)
-            wire = self.to_wire(fresh)
-        arrived = net.send(receiver, keyholder, REQUEST_TAG, wire)
-        with net.compute(keyholder):
-            values = self._decrypt(context, self.from_wire(context, keyholder, arrived))
-        return np.asarray(net.send(keyholder, receiver, RESULT_TAG, values), dtype=np.float64)
+        if context.receiver != context.state["keyholder"]:
+            with federation.network.compute(context.receiver):
+                # nothing leaves a party without fresh randomness
+                protected = self._rerandomize(context, context.receiver, protected)
+        return keyholder_reveal(federation, self, context, protected,
+                                lambda p: self._decrypt(context, p))
 
     def _decrypt(self, context: KeyContext, protected: Protected) -> np.ndarray:
         k = self.packing

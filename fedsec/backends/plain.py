@@ -26,10 +26,10 @@ class PlainBackend(MaskingBackend):
                             "sum"})
     exact = True
 
-    def setup(self, federation: Federation, *, senders: Sequence[str], receiver: str,
-              mode: str = "sum") -> KeyContext:
-        return KeyContext(backend=self.name, senders=tuple(senders), receiver=receiver,
-                          key_id="", mode=mode)
+    def make_context(self, federation: Federation, *, senders: tuple[str, ...], receiver: str,
+                     mode: str) -> KeyContext:
+        return KeyContext(backend=self.name, senders=senders, receiver=receiver, key_id="",
+                          mode=mode)
 
     def protect(self, context: KeyContext, sender: str, values: np.ndarray, *,
                 nonce: str) -> Protected:
