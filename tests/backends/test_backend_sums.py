@@ -107,3 +107,16 @@ def test_simulation_keys_give_identical_transcripts(federation_factory, name, pa
 def test_ckks_declares_itself_non_deterministic() -> None:
     caps = create("backend", "ckks").caps
     assert not caps.deterministic and caps.slots == 4096 and caps.depth == 2 and not caps.exact
+
+
+def test_paillier_with_operating_system_keys_differs_between_runs(federation_factory) -> None:
+    heads = []
+    for _ in range(2):
+        federation = federation_factory(3, seed=5)
+        vectors = {f"p{i:02d}": np.linspace(-1, 1, 6) * i for i in range(3)}
+        backend = create("backend", "paillier", {**FAST_PAILLIER, "key_source": "secrets"})
+        total = secure_sum(federation, backend, vectors, "agg")
+        np.testing.assert_allclose(total, np.linspace(-1, 1, 6) * 3, atol=1e-9)
+        heads.append(federation.network.close().footer["head"])
+        assert not backend.describe()["insecure_simulation_keys"]
+    assert heads[0] != heads[1]

@@ -40,3 +40,9 @@ def test_same_seed_same_transcript_different_seed_differs() -> None:
     c = run(RunConfig(protocol="secure-sum", seed=6))
     testing.assert_same_transcript(a.transcript, b.transcript)
     assert a.transcript.footer["head"] != c.transcript.footer["head"]
+
+
+@pytest.mark.parametrize("backend", ["noise", "paillier"])
+def test_secure_sum_conforms_under_deterministic_backends(backend: str) -> None:
+    testing.check_protocol(registry.get("protocol", "secure-sum"), backend=backend,
+                           dataset="iris")
