@@ -49,14 +49,22 @@ class Protocol(Component, ABC):
                 "exposes": sorted(cls.exposes),
                 "coordinators": [list(c) for c in cls.coordinators]}
 
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        """How close (relative) the federated result must be to the centralized one."""
+        return 1e-9 if backend.exact else 1e-6
+
     @abstractmethod
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
         """Run among the federation's parties; every exchange goes through its network."""
 
     @abstractmethod
-    def reference(self, train: Dataset, test: Dataset) -> Outcome:
-        """The centralized computation the federated run must match."""
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        """The centralized computation the federated run must match.
+
+        ``seed`` is the run's root seed, for references that draw the same
+        shared randomness (landmarks, starting points) as the federated run.
+        """
 
 
 def check_operations(backend: type[MaskingBackend] | MaskingBackend, needed: Iterable[str], *,

@@ -119,7 +119,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         raise
     transcript = network.close()
     say("computing the centralized reference")
-    reference = protocol.reference(train, test)
+    reference = protocol.reference(train, test, seed=config.seed)
     private = federation.knowledge()
     private.update({f"outcome/{k}": v for k, v in outcome.truth.items()})
     record = {
@@ -133,7 +133,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         "seed": config.seed, "versions": versions(),
         "metrics": {"federated": dict(outcome.metrics), "centralized": dict(reference.metrics)},
         "comparison": compare(outcome.values, reference.values,
-                              rtol=1e-9 if backend.exact else 1e-6),
+                              rtol=protocol.agreement_rtol(backend)),
         "cost": summarize(transcript.messages, network.compute_seconds(),
                           time.perf_counter() - started, network.crypto_seconds()),
         "transcript": {"file": TRANSCRIPT_FILE, "messages": len(transcript),

@@ -1,5 +1,5 @@
 """Federated protocols, one module each; importing this package registers them."""
 
-from protocols import secure_sum
+from protocols import cencg, fedcg_naive, fedcg_secure, secure_sum
 
-__all__ = ["secure_sum"]
+__all__ = ["cencg", "fedcg_naive", "fedcg_secure", "secure_sum"]

@@ -96,6 +96,6 @@ class SecureSum(Protocol):
         return Outcome(metrics={"n_senders": len(senders), "vector_length": int(total.size)},
                        values={"sum": total})
 
-    def reference(self, train: Dataset, test: Dataset) -> Outcome:
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
         total = local_statistic(train.X, self.params.statistic)
         return Outcome(values={"sum": total})

@@ -44,6 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(args, error, EXIT_USAGE)
     except FedsecError as error:
         return _fail(args, error, EXIT_FAILURE)
+    except BrokenPipeError:  # the reader went away (for example `| head`): nothing to report
+        sys.stderr.close()
+        return EXIT_OK
     except KeyboardInterrupt:
         print("fedsec: interrupted", file=sys.stderr)
         return EXIT_FAILURE

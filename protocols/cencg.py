@@ -1,0 +1,94 @@
+"""CenCG: centralized conjugate gradient for random Nyström KRLS (the FedCG reference).
+
+Damiani, Rodina, Decherchi, "A Hybrid Federated Kernel Regularized Least
+Squares Algorithm" (2024): CenCG solves ``(K^T K + lambda I) alpha = K^T Y``
+by conjugate gradient on one site's pooled data. FedCG naive and secure must
+reach the same ``alpha`` from the same landmarks and starting point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.outcomes import Outcome
+from fedsec.registry import register
+from protocols import krls
+from protocols.fedcg_setup import FedCGParams, Shared, centralized_shared, evaluate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation
+
+PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
+         "Algorithm, 2024")
+
+
+def solve(params: FedCGParams, shared: Shared, X: np.ndarray, Y: np.ndarray,
+          ) -> tuple[krls.CGResult, np.ndarray]:
+    """CG on the normal equations with all rows at hand; returns the result and ``K``."""
+    K = krls.rbf_block(X, shared.W, shared.gamma)
+    lam = params.regularization
+
+    def apply_A(P: np.ndarray, epoch: int) -> np.ndarray:
+        return K.T @ (K @ P) + lam * P
+
+    residual0 = K.T @ Y - apply_A(shared.alpha0, 0)
+    result = krls.conjugate_gradient(apply_A, residual0, shared.alpha0,
+                                     tol=absolute_tol(params, residual0),
+                                     max_epochs=params.max_epochs)
+    return result, K
+
+
+def absolute_tol(params: FedCGParams, residual0: np.ndarray) -> float:
+    """The stopping threshold on the squared residual, relative to the start."""
+    return params.tol * float((residual0 * residual0).sum(axis=0).max())
+
+
+def reference_outcome(params: FedCGParams, train: Dataset, test: Dataset,
+                      seed: int) -> Outcome:
+    """CenCG on the pooled training set with the run's shared seed."""
+    shared = centralized_shared(params, train, seed)
+    Y = krls.label_matrix(train.y, train.n_classes)
+    result, _ = solve(params, shared, train.X, Y)
+    scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, test)
+    metrics.update(epochs=result.epochs, converged=result.converged)
+    return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores})
+
+
+@register("protocol", "cencg")
+class CenCG(Protocol):
+    """Centralized CG: one site holds every row and feature; no message is sent."""
+
+    summary = "Centralized conjugate-gradient RRLS (the reference for FedCG)."
+    paper = PAPER
+    partition_kinds = ("horizontal",)
+    default_partition = "horizontal:parties=1"
+    default_dataset = "ionosphere"
+    requires = frozenset()
+    exposes = frozenset()
+    Params = FedCGParams
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        data = federation.data_parties()
+        if len(data) != 1:
+            raise ValidationError(
+                f"CenCG is centralized: it needs one party holding all data, got {len(data)}. "
+                "Use --partition horizontal:parties=1, or fedcg-naive/fedcg-secure."
+            )
+        party = data[0]
+        (cell,) = party.shard.cells
+        from fedsec.data import Dataset
+
+        train = Dataset(name="pooled", X=cell.X, y=cell.y, task=federation.test.task,
+                        class_names=federation.test.class_names)
+        with federation.network.compute(party.name):
+            return reference_outcome(self.params, train, federation.test, federation.seed)
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return reference_outcome(self.params, train, test, seed)

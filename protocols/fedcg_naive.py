@@ -1,0 +1,110 @@
+"""FedCG naive: cell owners send kernel blocks to the server, which solves by CG.
+
+Damiani, Rodina, Decherchi, "A Hybrid Federated Kernel Regularized Least
+Squares Algorithm" (2024), section 2.2. Each cell owner computes the kernel
+block between its features and the landmarks' same features and sends it to
+the server; hospitals send their labels protected by the backend
+(``masked_send``: under ``noise`` a mask only the server can regenerate);
+the server multiplies the blocks of each cohort element-wise, stacks the
+cohorts, and runs CenCG's conjugate gradient. One round. The kernel blocks
+travel in the clear: the paper's assumption is that distances cannot be
+recovered from them, which the attacks test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fedsec.backends.primitives import masked_send
+from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.outcomes import Outcome
+from fedsec.registry import register
+from protocols import krls
+from protocols.cencg import PAPER, absolute_tol, reference_outcome
+from protocols.fedcg_setup import (
+    SERVER,
+    FedCGParams,
+    agreement_rtol,
+    cell_index,
+    cohort_block,
+    cohort_chain,
+    cohort_labels,
+    evaluate,
+    federated_setup,
+    gram_truth,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation
+
+KERNEL_TAG = "kernel_block"
+LABELS_TAG = "masked_labels"
+
+
+@register("protocol", "fedcg-naive")
+class FedCGNaive(Protocol):
+    """Kernel blocks to the server in one round; labels protected by the backend."""
+
+    summary = "Hybrid federated RRLS: cell owners send kernel blocks, the server solves by CG."
+    paper = PAPER
+    partition_kinds = ("horizontal", "vertical", "hybrid")
+    default_partition = "hybrid:cohorts=2,groups=3"
+    default_dataset = "ionosphere"
+    coordinators = ((SERVER, "server"),)
+    requires = frozenset({"sum"})
+    exposes = frozenset({KERNEL_TAG, LABELS_TAG, "landmark_features", "model"})
+    Params = FedCGParams
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        params: FedCGParams = self.params
+        n_classes = federation.test.n_classes
+        shared = federated_setup(federation, backend, params, n_classes)
+        net = federation.network
+        cohort_kernels: dict[int, np.ndarray] = {}
+        labels: list[np.ndarray] = []
+        with net.stage("upload", round=0):
+            for h in range(federation.partition.n_cohorts):
+                received = []
+                for owner, group in cohort_chain(federation, h):
+                    with net.compute(owner):
+                        block = cohort_block(federation, shared, owner, h, group)
+                    meta = {"cohort": h, "group": group,
+                            "cell": cell_index(federation, owner, h, group),
+                            "gamma": shared.base_gamma, "gamma_jitter": params.gamma_jitter,
+                            "landmark_method": params.landmark_method,
+                            "n_landmarks": params.n_landmarks}
+                    received.append(net.send(owner, SERVER, KERNEL_TAG, block, meta=meta))
+                with net.compute(SERVER):
+                    cohort_kernels[h] = krls.hadamard(received)
+                owner, Y = cohort_labels(federation, h, n_classes)
+                labels.append(masked_send(federation, backend, owner, SERVER, Y, tag=LABELS_TAG,
+                                          meta={"cohort": h}))
+        with net.stage("solve", round=0), net.compute(SERVER):
+            K = np.vstack([cohort_kernels[h] for h in sorted(cohort_kernels)])
+            Y = np.vstack(labels)
+            lam = params.regularization
+
+            def apply_A(P: np.ndarray, epoch: int) -> np.ndarray:
+                return K.T @ (K @ P) + lam * P
+
+            residual0 = K.T @ Y - apply_A(shared.alpha0, 0)
+            result = krls.conjugate_gradient(apply_A, residual0, shared.alpha0,
+                                             tol=absolute_tol(params, residual0),
+                                             max_epochs=params.max_epochs)
+        with net.stage("model", round=0):
+            net.broadcast(SERVER, federation.partition.data_parties, "model", result.alpha)
+        scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, federation.test)
+        metrics.update(epochs=result.epochs, converged=result.converged)
+        return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
+                       truth={**gram_truth(cohort_kernels), "landmarks": shared.W})
+
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        return agreement_rtol(backend.exact)
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return reference_outcome(self.params, train, test, seed)
