@@ -1,5 +1,5 @@
 """Defences, one module each; importing this package registers them."""
 
-from defenses import gaussian_noise
+from defenses import gaussian_noise, landmarks
 
-__all__ = ["gaussian_noise"]
+__all__ = ["gaussian_noise", "landmarks"]

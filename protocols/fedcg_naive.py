@@ -75,6 +75,8 @@ class FedCGNaive(Protocol):
                         block = cohort_block(federation, shared, owner, h, group)
                     meta = {"cohort": h, "group": group,
                             "cell": cell_index(federation, owner, h, group),
+                            "columns": federation.partition.column_groups[group].tolist(),
+                            "n_features": federation.test.n_features,
                             "gamma": shared.base_gamma, "gamma_jitter": params.gamma_jitter,
                             "landmark_method": params.landmark_method,
                             "n_landmarks": params.n_landmarks}

@@ -64,6 +64,8 @@ class _Chains:
         self.net = federation.network
         self.chains = {h: cohort_chain(federation, h)
                        for h in range(federation.partition.n_cohorts)}
+        self.columns = [c.tolist() for c in federation.partition.column_groups]
+        self.n_features = federation.test.n_features
         self.blocks: dict[tuple[str, int, int], np.ndarray] = {}
         for h, chain in self.chains.items():
             for owner, g in chain:
@@ -74,15 +76,19 @@ class _Chains:
         """``K_h S`` at the label owner, via the chained Hadamard product scaled by ``S``."""
         chain = self.chains[h]
         product: np.ndarray | None = None
+        covered: list[list[Any]] = []  # (owner, cell, columns) of the blocks multiplied in so far
         for i, (owner, g) in enumerate(chain):
             with self.net.compute(owner):
                 block = self.blocks[(owner, h, g)]
                 product = (block[:, :, None] * scaling[None, :, :] if product is None
                            else product * block[:, :, None])
+            covered.append([owner, cell_index(self.federation, owner, h, g), self.columns[g]])
             if i + 1 < len(chain):
                 product = self.net.send(owner, chain[i + 1][0], FORWARD_TAG, product,
                                         meta={**meta, "cohort": h, "position": i, "group": g,
-                                              "cell": cell_index(self.federation, owner, h, g)})
+                                              "cell": covered[-1][1], "columns": self.columns[g],
+                                              "covers": [list(c) for c in covered],
+                                              "n_features": self.n_features})
         with self.net.compute(chain[-1][0]):
             return product.sum(axis=1)
 

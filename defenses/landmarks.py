@@ -1,0 +1,83 @@
+"""FedCG's own countermeasures: random landmarks, few landmarks, random kernel widths.
+
+Damiani, Rodina, Decherchi, "A Hybrid Federated Kernel Regularized Least
+Squares Algorithm" (2024), sections 2.2 and 4: landmarks drawn uniformly (U)
+or from a normal fitted to the training data (N) instead of training rows (P)
+ship no data point; fewer landmarks mean fewer distances per point (and
+regularise, Rudi et al. 2015); a random width per landmark
+(``gamma_j = gamma (1 + u_j)``) means ``-log K / gamma`` is no longer a
+distance matrix for an attacker who lacks the clients' seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fedsec.interfaces import Defense
+from fedsec.registry import register
+from fedsec.validation import check_choice, check_float, check_int
+
+PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
+         "Algorithm, 2024")
+FEDCG = frozenset({"cencg", "fedcg-naive", "fedcg-secure"})
+
+
+@register("defense", "random-landmarks")
+class RandomLandmarks(Defense):
+    """Landmarks drawn at random (U: uniform on [0,1]^d, N: normal fitted to the data)."""
+
+    summary = "Draw landmarks at random (U or N) instead of sampling training rows (P)."
+    paper = PAPER
+    protocols = FEDCG
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        method: str = "U"
+
+        def __post_init__(self) -> None:
+            check_choice(self.method, owner="defense 'random-landmarks'", name="method",
+                         choices=("U", "N"))
+
+    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {**params, "landmark_method": self.params.method}
+
+
+@register("defense", "few-landmarks")
+class FewLandmarks(Defense):
+    """Fewer landmarks: fewer distances per point to invert."""
+
+    summary = "Use m landmarks (below the feature count, no point is identifiable)."
+    paper = PAPER
+    protocols = FEDCG
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        m: int = 5
+
+        def __post_init__(self) -> None:
+            check_int(self.m, owner="defense 'few-landmarks'", name="m", min_value=1)
+
+    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {**params, "n_landmarks": self.params.m}
+
+
+@register("defense", "random-kernel-width")
+class RandomKernelWidth(Defense):
+    """A random kernel width per landmark, drawn from the clients' seed."""
+
+    summary = "Give each landmark its own random kernel width gamma (1 + u_j), u_j ~ U(0, jitter)."
+    paper = PAPER
+    protocols = FEDCG
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        jitter: float = 1.0
+
+        def __post_init__(self) -> None:
+            check_float(self.jitter, owner="defense 'random-kernel-width'", name="jitter",
+                        min_value=0.0, min_inclusive=False)
+
+    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {**params, "gamma_jitter": self.params.jitter}

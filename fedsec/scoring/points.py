@@ -1,0 +1,108 @@
+"""Scoring recovered data points: distances, aligned positions, fraction recovered.
+
+A reconstruction of a party's feature block may be exact, or exact up to a
+rigid motion (when the attacker works in a frame of its own, as classical MDS
+gives): the hidden-distance error is invariant to that, and positions are
+compared after the best rotation and translation (orthogonal Procrustes,
+Schönemann 1966), which is the auditor's step, never the attacker's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.linalg import orthogonal_procrustes
+
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Scorer
+from fedsec.outcomes import Reconstruction
+from fedsec.registry import register
+from fedsec.scoring.reconstruction import advantage
+from fedsec.validation import check_float
+
+
+def distance_error(estimate: np.ndarray, truth: np.ndarray) -> float:
+    """``||D(estimate) - D(truth)||_F / ||D(truth)||_F`` over squared pairwise distances."""
+    def sq(X: np.ndarray) -> np.ndarray:
+        g = (X**2).sum(axis=1)
+        return np.maximum(g[:, None] + g[None, :] - 2 * X @ X.T, 0.0)
+
+    dt = sq(truth)
+    norm = float(np.linalg.norm(dt))
+    return float(np.linalg.norm(sq(estimate) - dt)) / norm if norm > 0 else 0.0
+
+
+def aligned(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """``estimate`` moved by the rotation/reflection and translation that best fit ``truth``."""
+    mu_e, mu_t = estimate.mean(axis=0), truth.mean(axis=0)
+    rotation, _ = orthogonal_procrustes(estimate - mu_e, truth - mu_t)
+    return (estimate - mu_e) @ rotation + mu_t
+
+
+def point_errors(estimate: np.ndarray, truth: np.ndarray, *, align: bool) -> np.ndarray:
+    """Euclidean error of each point (after alignment when ``align``)."""
+    moved = aligned(estimate, truth) if align else estimate
+    return np.linalg.norm(moved - truth, axis=1)
+
+
+@register("scorer", "point-recovery")
+class PointRecovery(Scorer):
+    """Hidden-distance error, per-point error after alignment, fraction within epsilon.
+
+    Rows an attack could not estimate are NaN and count as not recovered.
+    """
+
+    summary = ("Relative error on the hidden distances, per-point error after Procrustes "
+               "alignment, fraction of points within epsilon, each against the baseline.")
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        epsilon: float = 0.05
+
+        def __post_init__(self) -> None:
+            check_float(self.epsilon, owner="scorer 'point-recovery'", name="epsilon",
+                        min_value=0.0)
+
+    def score(self, reconstruction: Reconstruction,
+              truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
+        eps = self.params.epsilon
+        per_target: dict[str, dict[str, float]] = {}
+        for key, estimate in reconstruction.estimates.items():
+            if key not in truth:
+                raise ValidationError(f"The ground truth has no entry {key!r}.")
+            target = np.asarray(truth[key], dtype=float)
+            entry = self._metrics(np.asarray(estimate, dtype=float), target, eps)
+            baseline = reconstruction.baseline.get(key)
+            if baseline is not None:
+                entry.update({f"baseline_{k}": v for k, v in
+                              self._metrics(np.asarray(baseline, dtype=float), target,
+                                            eps).items()})
+            per_target[key] = entry
+        summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
+        for name in ("distance_error", "point_error", "fraction_recovered"):
+            values = [e[name] for e in per_target.values()]
+            base = [e[f"baseline_{name}"] for e in per_target.values() if f"baseline_{name}" in e]
+            summary[name] = float(np.mean(values)) if values else float("nan")
+            summary[f"baseline_{name}"] = float(np.mean(base)) if base else float("nan")
+        summary["advantage"] = advantage(summary["point_error"], summary["baseline_point_error"])
+        summary["per_target"] = per_target
+        return summary
+
+    @staticmethod
+    def _metrics(estimate: np.ndarray, truth: np.ndarray, eps: float) -> dict[str, float]:
+        if estimate.shape != truth.shape:
+            raise ValidationError(
+                f"An estimate of shape {estimate.shape} cannot be scored against {truth.shape}."
+            )
+        found = np.all(np.isfinite(estimate), axis=1)
+        if found.sum() < 2:
+            return {"distance_error": 1.0, "point_error": float("nan"),
+                    "fraction_recovered": 0.0, "fraction_estimated": float(found.mean())}
+        errors = point_errors(estimate[found], truth[found], align=True)
+        return {"distance_error": distance_error(estimate[found], truth[found]),
+                "point_error": float(errors.mean()),
+                "fraction_recovered": float((errors <= eps).sum() / len(truth)),
+                "fraction_estimated": float(found.mean())}
