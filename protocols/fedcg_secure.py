@@ -114,8 +114,11 @@ def _aggregate(federation: Federation, backend: MaskingBackend,
                meta: dict[str, Any]) -> np.ndarray:
     """Sum per-cohort m×c values at the server (a party heading several chains adds its own)."""
     per_party: dict[str, np.ndarray] = {}
-    for party, value in parts.values():
+    cohorts: dict[str, list[int]] = {}
+    for h, (party, value) in sorted(parts.items()):
         per_party[party] = per_party.get(party, 0.0) + value
+        cohorts.setdefault(party, []).append(h)
+    meta = {**meta, "cohorts": cohorts, "n_cohorts": len(parts)}
     shape = next(iter(per_party.values())).shape
     if len(per_party) >= 2:
         flat = {p: v.ravel() for p, v in per_party.items()}

@@ -73,10 +73,19 @@ def handle(args: argparse.Namespace) -> int:
     if scores is None:
         print("  not scored (pass --truth DIR to score against the run's private store)")
         return 0
-    print(f"  relative error {scores['relative_error']:.4g} "
-          f"(naive baseline {scores['baseline_relative_error']:.4g}, "
-          f"advantage {scores['advantage']:.3f}); "
-          f"recovered within {scores['epsilon']:g}: {scores['fraction_recovered']:.0%} "
-          f"(baseline {scores['baseline_fraction_recovered']:.0%}) "
-          f"of {scores['n_targets']} targets")
+    print("  " + format_scores(scores))
     return 0
+
+
+def format_scores(scores: dict[str, Any]) -> str:
+    """One line: each metric next to its baseline (``name value (baseline b)``)."""
+    parts = []
+    for name, value in scores.items():
+        if name.startswith("baseline_") or name == "per_target" or not isinstance(value, float):
+            continue
+        base = scores.get(f"baseline_{name}")
+        text = f"{name.replace('_', ' ')} {value:.4g}"
+        if isinstance(base, float):
+            text += f" (baseline {base:.4g})"
+        parts.append(text)
+    return "; ".join(parts) + f" over {scores.get('n_targets', 0)} targets"
