@@ -16,6 +16,7 @@ from fedsec.errors import ValidationError
 from fedsec.federation import Federation
 from fedsec.interfaces import check_operations
 from fedsec.network import Network
+from fedsec.outcomes import Outcome
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
 from fedsec.private_store import save_private
 from fedsec.results import (
@@ -36,7 +37,8 @@ from fedsec.validation import check_float, check_int
 class RunConfig:
     """What to run. Names are registry names (or ``module:Class`` paths).
 
-    ``dataset`` and ``partition`` default to the protocol's own defaults.
+    ``dataset`` and ``partition`` default to the protocol's own defaults;
+    ``reference=False`` skips the centralized reference (no comparison).
     """
 
     protocol: str
@@ -49,6 +51,7 @@ class RunConfig:
     seed: int = 0
     test_size: float = 0.25
     scaling: str = "minmax"
+    reference: bool = True
 
     def __post_init__(self) -> None:
         check_int(self.seed, owner="run", name="seed", min_value=0)
@@ -118,8 +121,12 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         network.close(error)
         raise
     transcript = network.close()
-    say("computing the centralized reference")
-    reference = protocol.reference(train, test, seed=config.seed)
+    protocol_seconds = time.perf_counter() - started
+    if config.reference:
+        say("computing the centralized reference")
+        reference = protocol.reference(train, test, seed=config.seed)
+    else:
+        reference = Outcome()
     private = federation.knowledge()
     private.update({f"outcome/{k}": v for k, v in outcome.truth.items()})
     record = {
@@ -135,7 +142,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         "comparison": compare(outcome.values, reference.values,
                               rtol=protocol.agreement_rtol(backend)),
         "cost": summarize(transcript.messages, network.compute_seconds(),
-                          time.perf_counter() - started, network.crypto_seconds()),
+                          protocol_seconds, network.crypto_seconds()),
         "transcript": {"file": TRANSCRIPT_FILE, "messages": len(transcript),
                        "head": transcript.footer["head"]},
         "private_store": PRIVATE_FILE,

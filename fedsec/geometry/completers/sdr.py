@@ -1,0 +1,199 @@
+"""Semidefinite relaxation (SDR) of EDM completion, solved with cvxpy.
+
+Implements
+
+- A. Y. Alfakih, A. Khandani, H. Wolkowicz, "Solving Euclidean Distance
+  Matrix Completion Problems via Semidefinite Programming", Computational
+  Optimization and Applications 12:13-30, 1999: EDM completion as a convex
+  program over a positive semidefinite Gram matrix;
+- P. Biswas, Y. Ye, "Semidefinite Programming for Ad Hoc Wireless Sensor
+  Network Localization", IPSN 2004: the same relaxation with a fit to noisy
+  distances and a trace regulariser;
+- I. Dokmanic, R. Parhizkar, J. Ranieri, M. Vetterli, "Euclidean Distance
+  Matrices: Essential Theory, Algorithms and Applications", IEEE Signal
+  Processing Magazine 32(6):12-30, 2015 ("DPRV15"), their SDR algorithm (cited
+  by seed paper 000, Damiani, Rodina, Decherchi, 2024, section 4.1, where the
+  MATLAB/CVX version ran out of memory beyond the toy dataset).
+
+The variable is a centred Gram matrix ``G`` (PSD, ``G 1 = 0``); the EDM it
+defines is ``E(G)_ij = G_ii + G_jj - 2 G_ij``, linear in ``G``. The program
+minimises ``fit(E(G) - D on known entries) + trace_weight * trace(G) / N``
+with the data scaled to unit mean, then rounds the solution to rank ``dim``
+(DPRV15: threshold the rank after the solve). A positive ``trace_weight`` is
+the low-rank (nuclear-norm) heuristic; a negative one reproduces DPRV15's
+"maximise trace" (maximum-variance) variant.
+
+Formulation and solver were chosen by measurement (N = n + m = 300 points, m =
+50 landmarks, d = 3, ``D_X`` hidden, 2 cores): the Frobenius-norm fit with SCS
+at ``tol = 1e-4`` solves in about 4-7 s with a relative ``D_X`` error near
+1e-5; the squared fit is as fast but the trace term biases it (error ~1e-3);
+the absolute (l1) fit is about twice as slow. Clarabel, an interior-point
+method, already takes seconds at N = 50 and is hopeless at N = 300. Each SCS
+iteration costs an eigendecomposition of an N x N matrix, so time grows like
+N^3: about a minute at N = 600, several minutes at N = 1,000.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fedsec.errors import FedsecError, ValidationError
+from fedsec.geometry._checks import (
+    Progress,
+    check_loop,
+    check_progress,
+    check_rng,
+    completion_problem,
+)
+from fedsec.geometry.completers._spectral import top_eigenpairs
+from fedsec.validation import check_choice, check_float, check_int
+
+OWNER = "semidefinite_relaxation"
+FITS = ("frobenius", "squared", "absolute")
+SOLVERS = ("SCS", "CLARABEL")
+MAX_POINTS = 1000
+
+
+class SolverError(FedsecError, RuntimeError):
+    """The semidefinite program could not be solved."""
+
+
+def semidefinite_relaxation(
+    D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 20_000,
+    tol: float = 1e-4, fit: str = "frobenius", trace_weight: float = 1e-3,
+    solver: str = "SCS", max_points: int = MAX_POINTS, progress: Progress | None = None,
+) -> np.ndarray:
+    """Complete an EDM with a semidefinite relaxation over the Gram matrix.
+
+    Parameters
+    ----------
+    D : array_like, shape (N, N)
+        Partially known squared distances (unknown entries are ignored).
+    mask : array_like of bool, shape (N, N)
+        Symmetric; True where ``D`` is known.
+    dim : int
+        Embedding dimension the solution is rounded to.
+    rng : numpy.random.Generator
+        Accepted for the common signature; the solve is deterministic.
+    max_iter : int, default 20000
+        Solver iteration limit (SCS ``max_iters``; Clarabel ``max_iter``).
+    tol : float, default 1e-4
+        Solver accuracy (SCS ``eps_abs`` and ``eps_rel``; Clarabel gap and
+        feasibility tolerances), on data scaled to unit mean.
+    fit : {"frobenius", "squared", "absolute"}, default "frobenius"
+        Norm of the misfit on the known entries: l2, squared l2 or l1.
+    trace_weight : float, default 1e-3
+        Weight of ``trace(G) / N`` in the objective; negative maximises the
+        trace as DPRV15 do (can be unbounded when some point has no known
+        distance).
+    solver : {"SCS", "CLARABEL"}, default "SCS"
+        The cvxpy solver; both ship with cvxpy.
+    max_points : int, default 1000
+        Refuse larger problems (time grows like N^3 per iteration; see the
+        module notes). Raise it to try anyway.
+    progress : callable, optional
+        Called once after the solve with (solver iterations, objective value);
+        the solvers expose no per-iteration hook.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, N)
+        The EDM of the rank-``dim`` rounding of the optimal Gram matrix; the
+        known entries are fitted, not re-imposed.
+
+    Raises
+    ------
+    ValidationError
+        For bad parameters, and for N above ``max_points``.
+    SolverError
+        When the solver fails or reports the problem infeasible/unbounded.
+
+    Examples
+    --------
+    >>> from fedsec.geometry import assemble_edm, edm, squared_distances
+    >>> rng = np.random.default_rng(0)
+    >>> X, W = rng.random((20, 2)), rng.random((5, 2))
+    >>> D, mask = assemble_edm(None, squared_distances(X, W), squared_distances(W))
+    >>> D_hat = semidefinite_relaxation(D, mask, 2, rng=rng)
+    >>> bool(np.linalg.norm(D_hat[:20, :20] - edm(X)) < 0.01 * np.linalg.norm(edm(X)))
+    True
+    """
+    import cvxpy as cp
+
+    values, known, dim = completion_problem(D, mask, dim, owner=OWNER)
+    check_rng(rng, owner=OWNER)
+    max_iter, tol = check_loop(max_iter, tol, owner=OWNER)
+    progress = check_progress(progress, owner=OWNER)
+    fit = check_choice(fit, owner=OWNER, name="fit", choices=FITS)
+    solver = check_choice(solver, owner=OWNER, name="solver", choices=SOLVERS)
+    trace_weight = check_float(trace_weight, owner=OWNER, name="trace_weight")
+    max_points = check_int(max_points, owner=OWNER, name="max_points", min_value=2)
+    n_points = values.shape[0]
+    if n_points > max_points:
+        raise ValidationError(
+            f"The 'D' parameter of {OWNER} must describe at most {max_points} points "
+            f"(the 'max_points' limit: SDR time grows like N^3 per iteration, about a minute "
+            f"at 600 points and several at 1000). Got {n_points} points instead. Use "
+            f"'alternating-descent' or nystrom_completion for large problems, or pass a "
+            f"larger max_points to try anyway."
+        )
+    rows, cols = np.nonzero(np.triu(known, 1))
+    if rows.size == 0:
+        raise ValidationError(
+            f"The 'mask' parameter of {OWNER} must mark at least one off-diagonal entry as "
+            f"known. Got none instead."
+        )
+    scale = float(np.mean(np.abs(values[rows, cols]))) or 1.0
+    target = values[rows, cols] / scale
+    operator = _edm_operator(rows, cols, n_points)
+    G = cp.Variable((n_points, n_points), PSD=True)
+    residual = operator @ cp.vec(G, order="F") - target
+    count = rows.size
+    misfit = {
+        "frobenius": lambda r: cp.norm(r, 2) / np.sqrt(count),
+        "squared": lambda r: cp.sum_squares(r) / count,
+        "absolute": lambda r: cp.norm1(r) / count,
+    }[fit](residual)
+    problem = cp.Problem(cp.Minimize(misfit + trace_weight * cp.trace(G) / n_points),
+                         [cp.sum(G, axis=0) == 0])
+    settings: dict[str, Any]
+    if solver == "SCS":
+        settings = {"eps_abs": tol, "eps_rel": tol, "max_iters": max_iter}
+    else:
+        settings = {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": tol,
+                    "max_iter": max_iter}
+    try:
+        problem.solve(solver=solver, **settings)
+    except cp.error.SolverError as exc:
+        raise SolverError(f"{solver} failed on the SDR of {n_points} points: {exc}") from exc
+    if G.value is None or problem.status not in ("optimal", "optimal_inaccurate"):
+        raise SolverError(
+            f"{solver} ended with status {problem.status!r} on the SDR of {n_points} points; "
+            "try a positive trace_weight, fit='frobenius' or a larger max_iter."
+        )
+    if progress is not None:
+        progress(int(problem.solver_stats.num_iters or 0), float(problem.value))
+    gram = (G.value + G.value.T) / 2 * scale
+    top, vectors = top_eigenpairs(gram, dim)
+    points = vectors * np.sqrt(np.maximum(top, 0.0))
+    norms = np.einsum("ij,ij->i", points, points)
+    out = norms[:, None] + norms[None, :] - 2.0 * (points @ points.T)
+    out = (out + out.T) / 2
+    np.fill_diagonal(out, 0.0)
+    return np.maximum(out, 0.0)
+
+
+def _edm_operator(rows: np.ndarray, cols: np.ndarray, n_points: int) -> sp.csr_matrix:
+    """Sparse map from column-major ``vec(G)`` to ``G_ii + G_jj - 2 G_ij`` per known pair.
+
+    ``-2 G_ij`` is written as ``-G_ij - G_ji`` so the map is symmetric in G.
+    """
+    count = rows.size
+    index = np.stack([rows * (n_points + 1), cols * (n_points + 1),
+                      rows + cols * n_points, cols + rows * n_points], axis=1).ravel()
+    weights = np.tile([1.0, 1.0, -1.0, -1.0], count)
+    return sp.csr_matrix((weights, (np.repeat(np.arange(count), 4), index)),
+                         shape=(count, n_points * n_points))

@@ -1,0 +1,123 @@
+"""EDM completion: the five algorithms of the FedCG security analysis and a dispatcher.
+
+Seed paper 000 (C. Damiani, Y. Rodina, S. Decherchi, "A Hybrid Federated
+Kernel Regularized Least Squares Algorithm", 2024, section 4) frames the
+attack on a leaked kernel block as completing ``D = [[D_X, D_XW], [D_XW^T,
+D_W]]`` with ``D_X`` hidden, and compares five algorithms, each in its own
+module under :mod:`fedsec.geometry.completers` with its paper:
+
+========================  ==============================  ==========================
+method name               function                        paper
+========================  ==============================  ==========================
+``alternating-descent``   :func:`alternating_descent`     Dokmanic et al. 2015 (Alg. 4);
+                                                          Parhizkar thesis (Alg. 3.1)
+``rank-alternation``      :func:`rank_alternation`        Dokmanic et al. 2015
+``sdr``                   :func:`semidefinite_relaxation` Alfakih, Khandani, Wolkowicz
+                                                          1999; Biswas, Ye 2004;
+                                                          Dokmanic et al. 2015
+``optspace``              :func:`optspace`                Keshavan, Montanari, Oh 2010
+``soft-impute``           :func:`soft_impute`             Mazumder, Hastie,
+                                                          Tibshirani 2010 (Alg. 1)
+========================  ==============================  ==========================
+
+All share the signature ``(D, mask, dim, *, rng, max_iter, tol, progress,
+...)`` and return a full symmetric N x N estimate with zero diagonal and
+nonnegative entries. Whether the known entries are re-imposed is each
+algorithm's own choice (documented per function): Rank Alternation and
+Soft-Impute keep them; Alternating Descent, SDR and OptSpace return their
+fitted model.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fedsec.errors import UnknownNameError, ValidationError
+from fedsec.geometry.completers.alternating_descent import alternating_descent
+from fedsec.geometry.completers.optspace import optspace
+from fedsec.geometry.completers.rank_alternation import rank_alternation
+from fedsec.geometry.completers.sdr import SolverError, semidefinite_relaxation
+from fedsec.geometry.completers.soft_impute import soft_impute
+
+METHODS = ("alternating-descent", "rank-alternation", "sdr", "optspace", "soft-impute")
+
+_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "alternating-descent": alternating_descent,
+    "rank-alternation": rank_alternation,
+    "sdr": semidefinite_relaxation,
+    "optspace": optspace,
+    "soft-impute": soft_impute,
+}
+
+
+def complete(D: Any, mask: Any, dim: int, method: str, *, rng: np.random.Generator,
+             **options: Any) -> np.ndarray:
+    """Complete a partially known EDM with the named method.
+
+    Parameters
+    ----------
+    D : array_like, shape (N, N)
+        Partially known squared distances (unknown entries may be NaN).
+    mask : array_like of bool, shape (N, N)
+        Symmetric; True where ``D`` is known.
+    dim : int
+        Embedding dimension of the points.
+    method : str
+        One of :data:`METHODS`.
+    rng : numpy.random.Generator
+        All the method's randomness.
+    **options
+        The method's keyword options (``max_iter``, ``tol``, ``progress`` and
+        the method-specific ones).
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, N)
+        The completed matrix.
+
+    Raises
+    ------
+    UnknownNameError
+        For a method not in :data:`METHODS`.
+    ValidationError
+        For bad inputs or an option the method does not take.
+
+    Examples
+    --------
+    >>> from fedsec.geometry import assemble_edm, edm, squared_distances
+    >>> rng = np.random.default_rng(0)
+    >>> X, W = rng.random((30, 2)), rng.random((6, 2))
+    >>> D, mask = assemble_edm(None, squared_distances(X, W), squared_distances(W))
+    >>> D_hat = complete(D, mask, 2, "alternating-descent", rng=rng, max_iter=300)
+    >>> bool(np.allclose(D_hat[:30, :30], edm(X), atol=1e-3))
+    True
+    """
+    if method not in _FUNCTIONS:
+        raise UnknownNameError("completion method", str(method), METHODS)
+    function = _FUNCTIONS[method]
+    accepted = [name for name, parameter in inspect.signature(function).parameters.items()
+                if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "rng"]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValidationError(
+            f"The {unknown[0]!r} parameter of completion method {method!r} is not an option "
+            f"of that method; it must be one of {', '.join(map(repr, accepted))}. "
+            f"Got {unknown[0]!r} instead."
+        )
+    return function(D, mask, dim, rng=rng, **options)
+
+
+__all__ = [
+    "METHODS",
+    "SolverError",
+    "alternating_descent",
+    "complete",
+    "optspace",
+    "rank_alternation",
+    "semidefinite_relaxation",
+    "soft_impute",
+]
