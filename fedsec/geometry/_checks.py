@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.errors import DataError, ValidationError
+from fedsec.errors import DataError
 from fedsec.validation import check_float, check_int, param_error
 
 Progress = Callable[[int, float], None]
@@ -141,24 +141,3 @@ def finish_edm(D: np.ndarray) -> np.ndarray:
     out = (D + D.T) / 2
     np.fill_diagonal(out, 0.0)
     return np.maximum(out, 0.0)
-
-
-def raise_if(condition: bool, owner: str, name: str, expected: str, got: Any) -> None:
-    """Raise the standard error when ``condition`` holds."""
-    if condition:
-        raise param_error(owner, name, expected, got)
-
-
-__all__ = [
-    "Progress",
-    "ValidationError",
-    "check_dim",
-    "check_loop",
-    "check_progress",
-    "check_rng",
-    "completion_problem",
-    "described",
-    "finish_edm",
-    "float_matrix",
-    "raise_if",
-]

@@ -6,19 +6,25 @@ attack on a leaked kernel block as completing ``D = [[D_X, D_XW], [D_XW^T,
 D_W]]`` with ``D_X`` hidden, and compares five algorithms, each in its own
 module under :mod:`fedsec.geometry.completers` with its paper:
 
-========================  ==============================  ==========================
-method name               function                        paper
-========================  ==============================  ==========================
-``alternating-descent``   :func:`alternating_descent`     Dokmanic et al. 2015 (Alg. 4);
-                                                          Parhizkar thesis (Alg. 3.1)
-``rank-alternation``      :func:`rank_alternation`        Dokmanic et al. 2015
-``sdr``                   :func:`semidefinite_relaxation` Alfakih, Khandani, Wolkowicz
-                                                          1999; Biswas, Ye 2004;
-                                                          Dokmanic et al. 2015
-``optspace``              :func:`optspace`                Keshavan, Montanari, Oh 2010
-``soft-impute``           :func:`soft_impute`             Mazumder, Hastie,
-                                                          Tibshirani 2010 (Alg. 1)
-========================  ==============================  ==========================
+- ``"alternating-descent"``, :func:`alternating_descent`: I. Dokmanic,
+  R. Parhizkar, J. Ranieri, M. Vetterli, "Euclidean Distance Matrices:
+  Essential Theory, Algorithms and Applications", IEEE Signal Processing
+  Magazine 32(6):12-30, 2015 (Algorithm 4), and R. Parhizkar, "Euclidean
+  Distance Matrices: Properties, Algorithms and Applications", PhD thesis,
+  EPFL, 2013 (Algorithm 3.1);
+- ``"rank-alternation"``, :func:`rank_alternation`: Dokmanic et al. 2015 (the
+  alternating rank-based completion);
+- ``"sdr"``, :func:`semidefinite_relaxation`: A. Y. Alfakih, A. Khandani,
+  H. Wolkowicz, "Solving Euclidean Distance Matrix Completion Problems via
+  Semidefinite Programming", Computational Optimization and Applications
+  12:13-30, 1999; P. Biswas, Y. Ye, "Semidefinite Programming for Ad Hoc
+  Wireless Sensor Network Localization", IPSN 2004; Dokmanic et al. 2015;
+- ``"optspace"``, :func:`optspace`: R. H. Keshavan, A. Montanari, S. Oh,
+  "Matrix Completion from a Few Entries", IEEE Transactions on Information
+  Theory 56(6):2980-2998, 2010;
+- ``"soft-impute"``, :func:`soft_impute`: R. Mazumder, T. Hastie,
+  R. Tibshirani, "Spectral Regularization Algorithms for Learning Large
+  Incomplete Matrices", JMLR 11:2287-2322, 2010 (Algorithm 1).
 
 All share the signature ``(D, mask, dim, *, rng, max_iter, tol, progress,
 ...)`` and return a full symmetric N x N estimate with zero diagonal and
@@ -36,12 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.errors import UnknownNameError, ValidationError
+from fedsec.errors import UnknownNameError
 from fedsec.geometry.completers.alternating_descent import alternating_descent
 from fedsec.geometry.completers.optspace import optspace
 from fedsec.geometry.completers.rank_alternation import rank_alternation
 from fedsec.geometry.completers.sdr import SolverError, semidefinite_relaxation
 from fedsec.geometry.completers.soft_impute import soft_impute
+from fedsec.validation import param_error
 
 METHODS = ("alternating-descent", "rank-alternation", "sdr", "optspace", "soft-impute")
 
@@ -103,11 +110,8 @@ def complete(D: Any, mask: Any, dim: int, method: str, *, rng: np.random.Generat
                 if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "rng"]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        raise ValidationError(
-            f"The {unknown[0]!r} parameter of completion method {method!r} is not an option "
-            f"of that method; it must be one of {', '.join(map(repr, accepted))}. "
-            f"Got {unknown[0]!r} instead."
-        )
+        raise param_error(f"complete (method {method!r})", "options",
+                          "keywords among " + ", ".join(map(repr, accepted)), unknown[0])
     return function(D, mask, dim, rng=rng, **options)
 
 

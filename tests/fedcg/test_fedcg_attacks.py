@@ -90,3 +90,19 @@ def test_kernel_distances_treat_underflow_as_missing() -> None:
     D = kernel_distances(K, 1.0)
     assert np.isnan(D[0, :2]).all()
     np.testing.assert_allclose(multilaterate(D, W), x, atol=1e-10)
+
+
+@pytest.mark.parametrize(("method", "bound"), [("nystrom", 1e-8), ("alternating-descent", 0.05)])
+def test_edm_completion_recovers_the_hidden_distances(method: str, bound: float) -> None:
+    result = fedcg(landmark_method="U", n_landmarks=12)
+    reconstruction, scores = attack(result, "edm-completion", "server", method=method,
+                                    max_iter=300)
+    assert all(reconstruction.info["landmark_distances_known"].values())
+    assert scores["distance_error"] < bound < scores["baseline_distance_error"]
+
+
+def test_p_landmarks_give_themselves_away_without_the_seed() -> None:
+    result = fedcg(server_knows_seed=False)  # P landmarks: training rows
+    reconstruction, scores = attack(result, "multilateration", "server")
+    assert "classical MDS frame" in next(iter(reconstruction.info["methods"].values()))
+    assert scores["distance_error"] < 1e-6 and scores["fraction_recovered"] == 1.0

@@ -7,7 +7,8 @@ Implements
   Processing Magazine 32(6):12-30, 2015 ("DPRV15"), Algorithm 4
   (Alternating Descent);
 - R. Parhizkar, "Euclidean Distance Matrices: Properties, Algorithms and
-  Applications", PhD thesis, EPFL, 2013 (published 2022), Algorithm 3.1,
+  Applications", PhD thesis, EPFL, 2013 (infoscience record 196439, cited as
+  2022 by seed paper 000), Algorithm 3.1,
 
 the method seed paper 000 (Damiani, Rodina, Decherchi, 2024, section 4.1)
 found most effective at rebuilding ``D_X`` from a leaked ``D_XW``.
@@ -41,6 +42,7 @@ from fedsec.geometry._checks import (
     described,
     float_matrix,
 )
+from fedsec.geometry.completers._spectral import blas_threads
 from fedsec.geometry.edm import classical_mds, edm
 from fedsec.validation import check_choice, param_error
 
@@ -127,16 +129,17 @@ def alternating_descent(
     target = values[rows, cols]
     norm = max(float(np.sum(target**2)), 1e-300)
     stress = _s_stress(X, rows, cols, target) / norm
-    for sweep in range(1, max_iter + 1):
-        for block in classes:
-            for axis in range(dim):
-                block.update(X, axis)
-        X -= X.mean(axis=0)
-        previous, stress = stress, _s_stress(X, rows, cols, target) / norm
-        if progress is not None:
-            progress(sweep, stress)
-        if previous - stress <= tol * previous or stress <= tol**2:
-            break
+    with blas_threads(n_points):
+        for sweep in range(1, max_iter + 1):
+            for block in classes:
+                for axis in range(dim):
+                    block.update(X, axis)
+            X -= X.mean(axis=0)
+            previous, stress = stress, _s_stress(X, rows, cols, target) / norm
+            if progress is not None:
+                progress(sweep, stress)
+            if previous - stress <= tol * previous or stress <= tol**2:
+                break
     return edm(X)
 
 
@@ -231,15 +234,22 @@ def best_quartic_step(count: np.ndarray, sum_a: np.ndarray, sum_aa: np.ndarray,
 def _cubic_real_roots(b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Real roots of ``t^3 + b t^2 + c t + d`` per row, shape (k, 3).
 
-    Rows with a single real root repeat it; three-root rows use the
-    trigonometric form, one-root rows a cancellation-free Cardano form.
+    Each cubic is first rescaled (``t = s u`` with ``s`` the root-size bound
+    ``max(|b|, |c|^1/2, |d|^1/3)``) so the closed forms neither overflow nor
+    underflow. Rows with three real roots (discriminant <= a rounding margin,
+    which also catches double roots) use the trigonometric form; the others a
+    cancellation-free Cardano form, with the single root repeated.
     """
+    size = np.maximum.reduce([np.abs(b), np.sqrt(np.abs(c)), np.cbrt(np.abs(d))])
+    zero = size == 0.0
+    s = np.where(zero, 1.0, size)
+    b, c, d = b / s, c / s / s, d / s / s / s  # stepwise: s**3 could underflow
     shift = b / 3.0
     p = c - b * shift
     q = 2.0 * shift**3 - shift * c + d
     disc = (q / 2.0) ** 2 + (p / 3.0) ** 3
     roots = np.empty((b.size, 3))
-    one = disc > 0
+    one = disc > 1e-12
     if one.any():
         qo, po = q[one], p[one]
         u = np.cbrt(-qo / 2.0 - np.copysign(np.sqrt(disc[one]), qo))
@@ -250,12 +260,13 @@ def _cubic_real_roots(b: np.ndarray, c: np.ndarray, d: np.ndarray) -> np.ndarray
     if three.any():
         pt, qt = np.minimum(p[three], 0.0), q[three]
         radius = 2.0 * np.sqrt(-pt / 3.0)
-        safe = radius > 0
-        cos_arg = np.where(safe, 3.0 * qt / (np.where(safe, pt, -1.0) * radius), 0.0)
+        safe = radius > 1e-12
+        cos_arg = np.where(safe, 3.0 * qt / (np.where(safe, pt * radius, -1.0)), 0.0)
         angle = np.arccos(np.clip(cos_arg, -1.0, 1.0)) / 3.0
         k = np.arange(3)[None, :]
         roots[three] = radius[:, None] * np.cos(angle[:, None] - 2.0 * np.pi * k / 3.0)
-    return roots - shift[:, None]
+    roots -= shift[:, None]
+    return np.where(zero[:, None], 0.0, roots * s[:, None])
 
 
 def _s_stress(X: np.ndarray, rows: np.ndarray, cols: np.ndarray, target: np.ndarray) -> float:

@@ -24,6 +24,21 @@ authors' code switches it off by default too), subspaces are kept orthonormal
 (``X^T X = I``) rather than scaled by ``sqrt(N)``, and QR replaces the exact
 geodesic. The estimate is the low-rank ``X S Y^T``, symmetrised; known entries
 are fitted, not re-imposed.
+
+Two defaults depart from KMO10, both measured on the attack's structure
+(``D_X`` hidden, n = 40 points in 2-D, m = 10 landmarks, 10 random instances):
+
+- trimming is off (``trim=False``). KMO10 trim because uniform sampling
+  can over-represent a few rows; here *every* landmark row is
+  over-represented, so trimming discards most landmark entries before the
+  spectral start. With trimming 3 of 10 instances stalled far from the
+  truth, without it none (2 of 30 further instances stalled, still well
+  below the mean-fill baseline);
+- the search direction is Polak-Ribiere conjugate gradient
+  (``conjugate=True``) on the same manifold with the same line search;
+  plain gradient descent (``conjugate=False``, KMO10) crawls: after 1,000
+  steps its relative error was still 0.07-0.19 on four instances where
+  conjugate gradient reached 1e-4 to 1e-8.
 """
 
 from __future__ import annotations
@@ -41,14 +56,15 @@ from fedsec.geometry._checks import (
     completion_problem,
     finish_edm,
 )
+from fedsec.geometry.completers._spectral import blas_threads
 from fedsec.validation import check_int
 
 OWNER = "optspace"
 
 
 def optspace(
-    D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 300,
-    tol: float = 1e-7, rank: int | None = None, trim: bool = True, conjugate: bool = True,
+    D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 1000,
+    tol: float = 1e-7, rank: int | None = None, trim: bool = False, conjugate: bool = True,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Complete an EDM with OptSpace at rank ``dim + 2``.
@@ -63,17 +79,22 @@ def optspace(
         Embedding dimension; the matrix rank used is ``dim + 2``.
     rng : numpy.random.Generator
         Chooses which entries of over-represented rows and columns trimming
-        keeps.
-    max_iter : int, default 300
-        Maximum number of gradient steps.
+        keeps (unused with ``trim=False``).
+    max_iter : int, default 1000
+        Maximum number of descent steps.
     tol : float, default 1e-7
         Stop when the relative misfit on the known entries drops below
-        ``tol``, or when a step improves the objective by less than ``tol``
-        times its value.
+        ``tol`` (as KMO10's code does), or when the line search cannot
+        decrease the objective any more. There is deliberately no
+        small-improvement rule: the descent often crosses long plateaus
+        before converging.
     rank : int, optional
         Override the rank (default ``dim + 2``, the rank of an EDM).
-    trim : bool, default True
-        Apply KMO10's trimming before the spectral initialisation.
+    trim : bool, default False
+        Apply KMO10's trimming before the spectral initialisation (see the
+        module notes for why it is off by default).
+    conjugate : bool, default True
+        Conjugate-gradient directions; False gives KMO10's plain gradient.
     progress : callable, optional
         Called each step with (step from 1, relative misfit
         ``||P_E(M - X S Y^T)|| / ||P_E(M)||``).
@@ -105,40 +126,49 @@ def optspace(
     M = np.where(observed, values, 0.0)
     rows, cols = np.nonzero(observed)
     entries = M[rows, cols]
-    norm_known = max(float(np.linalg.norm(entries)), 1e-300)
 
-    X, Y = _spectral_start(M, observed, rank, rng, trim=bool(trim))
+    with blas_threads(n_points):
+        X, Y = _spectral_start(M, observed, rank, rng, trim=bool(trim))
+        X, S, Y = _clean(X, Y, M.shape, rows, cols, entries, max_iter=max_iter, tol=tol,
+                         conjugate=bool(conjugate), progress=progress)
+    return finish_edm(X @ S @ Y.T)
+
+
+def _clean(X: np.ndarray, Y: np.ndarray, shape: tuple[int, int], rows: np.ndarray,
+           cols: np.ndarray, entries: np.ndarray, *, max_iter: int, tol: float,
+           conjugate: bool, progress: Progress | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step 3 of KMO10: descent on the pair of Grassmann manifolds; returns (X, S, Y)."""
+    norm_known = max(float(np.linalg.norm(entries)), 1e-300)
     S = _optimal_core(X, Y, rows, cols, entries)
     loss = _loss(X, S, Y, rows, cols, entries)
     step = 1.0
-    dir_X = dir_Y = None
-    old_gX = old_gY = None
+    direction: tuple[np.ndarray, np.ndarray] | None = None
+    last_grad: tuple[np.ndarray, np.ndarray] | None = None
     for iteration in range(1, max_iter + 1):
-        grad_X, grad_Y = _gradient(M, X, S, Y, rows, cols, entries)
-        if dir_X is None or not conjugate:
-            beta = 0.0
-        else:
-            # Polak-Ribiere+, previous gradient and direction projected onto the new tangent space
-            pX, pY = old_gX - X @ (X.T @ old_gX), old_gY - Y @ (Y.T @ old_gY)
-            num = float(np.sum(grad_X * (grad_X - pX)) + np.sum(grad_Y * (grad_Y - pY)))
-            den = float(np.sum(old_gX**2) + np.sum(old_gY**2))
+        grad = _gradient(shape, X, S, Y, rows, cols, entries)
+        beta = 0.0
+        if conjugate and direction is not None and last_grad is not None:
+            # Polak-Ribiere+, with the previous gradient moved to the new tangent space.
+            moved = (_horizontal(X, last_grad[0]), _horizontal(Y, last_grad[1]))
+            num = sum(float(np.sum(g * (g - h))) for g, h in zip(grad, moved, strict=True))
+            den = sum(float(np.sum(h * h)) for h in last_grad)
             beta = max(num / den, 0.0) if den > 0 else 0.0
-        if beta > 0:
-            dir_X = -grad_X + beta * (dir_X - X @ (X.T @ dir_X))
-            dir_Y = -grad_Y + beta * (dir_Y - Y @ (Y.T @ dir_Y))
+        if beta > 0 and direction is not None:
+            direction = (-grad[0] + beta * _horizontal(X, direction[0]),
+                         -grad[1] + beta * _horizontal(Y, direction[1]))
         else:
-            dir_X, dir_Y = -grad_X, -grad_Y
-        slope = float(np.sum(grad_X * dir_X) + np.sum(grad_Y * dir_Y))
-        if slope >= 0:
-            dir_X, dir_Y = -grad_X, -grad_Y
-            slope = -float(np.sum(grad_X**2) + np.sum(grad_Y**2))
+            direction = (-grad[0], -grad[1])
+        slope = sum(float(np.sum(g * d)) for g, d in zip(grad, direction, strict=True))
+        if slope >= 0:  # not a descent direction: restart from the gradient
+            direction = (-grad[0], -grad[1])
+            slope = -sum(float(np.sum(g * g)) for g in grad)
         if slope == 0.0:
             break
-        old_gX, old_gY = grad_X, grad_Y
+        last_grad = grad
         step *= 2.0
         while True:  # Armijo backtracking along the QR retraction, S held fixed
-            X_new = _retract(X + step * dir_X)
-            Y_new = _retract(Y + step * dir_Y)
+            X_new, Y_new = _retract(X + step * direction[0]), _retract(Y + step * direction[1])
             trial = _loss(X_new, S, Y_new, rows, cols, entries)
             if trial <= loss + 0.5 * step * slope or step < 1e-20:
                 break
@@ -149,9 +179,9 @@ def optspace(
         misfit = float(np.sqrt(2.0 * loss)) / norm_known
         if progress is not None:
             progress(iteration, misfit)
-        if misfit <= tol or previous - loss <= tol * previous:
+        if misfit <= tol or (step < 1e-20 and loss >= previous):
             break
-    return finish_edm(X @ S @ Y.T)
+    return X, S, Y
 
 
 def _spectral_start(M: np.ndarray, observed: np.ndarray, rank: int,
@@ -172,14 +202,18 @@ def _spectral_start(M: np.ndarray, observed: np.ndarray, rank: int,
     return U[:, :rank], Vt[:rank].T
 
 
-def _gradient(M: np.ndarray, X: np.ndarray, S: np.ndarray, Y: np.ndarray, rows: np.ndarray,
-              cols: np.ndarray, entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _gradient(shape: tuple[int, int], X: np.ndarray, S: np.ndarray, Y: np.ndarray,
+              rows: np.ndarray, cols: np.ndarray, entries: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Riemannian gradient of ``1/2 ||P_E(X S Y^T - M)||^2`` in X and Y (S fixed)."""
-    residual = np.zeros_like(M)
-    residual[rows, cols] = np.einsum("ij,jk,ik->i", X[rows], S, Y[cols]) - entries
-    grad_X = residual @ Y @ S.T
-    grad_Y = residual.T @ X @ S
-    return grad_X - X @ (X.T @ grad_X), grad_Y - Y @ (Y.T @ grad_Y)
+    residual = np.zeros(shape)
+    residual[rows, cols] = (X @ S @ Y.T)[rows, cols] - entries
+    return _horizontal(X, residual @ Y @ S.T), _horizontal(Y, residual.T @ X @ S)
+
+
+def _horizontal(X: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """Project ``G`` onto the tangent space of the Grassmannian at span(X)."""
+    return G - X @ (X.T @ G)
 
 
 def _retract(A: np.ndarray) -> np.ndarray:
@@ -191,14 +225,18 @@ def _retract(A: np.ndarray) -> np.ndarray:
 
 def _optimal_core(X: np.ndarray, Y: np.ndarray, rows: np.ndarray, cols: np.ndarray,
                   entries: np.ndarray) -> np.ndarray:
-    """``argmin_S ||P_E(M - X S Y^T)||``: least squares in the r^2 entries of S."""
+    """``argmin_S ||P_E(M - X S Y^T)||``: least squares in the r^2 entries of S.
+
+    Solved through the r^2 x r^2 normal equations (tiny), by a pseudo-inverse
+    so a rank-deficient design still gives the minimum-norm core.
+    """
     rank = X.shape[1]
     design = (X[rows][:, :, None] * Y[cols][:, None, :]).reshape(rows.size, rank * rank)
-    core = np.linalg.lstsq(design, entries, rcond=None)[0]
+    core = np.linalg.lstsq(design.T @ design, design.T @ entries, rcond=None)[0]
     return core.reshape(rank, rank)
 
 
 def _loss(X: np.ndarray, S: np.ndarray, Y: np.ndarray, rows: np.ndarray, cols: np.ndarray,
           entries: np.ndarray) -> float:
-    fitted = np.einsum("ij,jk,ik->i", X[rows], S, Y[cols])
+    fitted = (X @ S @ Y.T)[rows, cols]
     return 0.5 * float(np.sum((fitted - entries) ** 2))

@@ -27,7 +27,11 @@ from fedsec.geometry._checks import (
     check_rng,
     completion_problem,
 )
-from fedsec.geometry.completers._spectral import leading_eigenpairs, top_eigenpairs
+from fedsec.geometry.completers._spectral import (
+    blas_threads,
+    leading_eigenpairs,
+    top_eigenpairs,
+)
 
 OWNER = "rank_alternation"
 
@@ -91,19 +95,20 @@ def rank_alternation(
     known_norm = max(float(np.linalg.norm(values[known])), 1e-300)
     current = np.where(known, values, float(values[known].mean()) if known.any() else 0.0)
     np.fill_diagonal(current, 0.0)
-    for iteration in range(1, max_iter + 1):
-        low_rank = _gram_projection(current, dim) if gram else _rank_projection(
-            current, dim + 2, rng)
-        misfit = float(np.linalg.norm((low_rank - values)[known])) / known_norm
-        updated = np.where(fixed, values, np.maximum(low_rank, 0.0))
-        updated = (updated + updated.T) / 2
-        change = float(np.linalg.norm(updated - current))
-        scale = max(float(np.linalg.norm(current)), 1e-300)
-        current = updated
-        if progress is not None:
-            progress(iteration, misfit)
-        if change <= tol * scale:
-            break
+    with blas_threads(values.shape[0]):
+        for iteration in range(1, max_iter + 1):
+            low_rank = _gram_projection(current, dim) if gram else _rank_projection(
+                current, dim + 2, rng)
+            misfit = float(np.linalg.norm((low_rank - values)[known])) / known_norm
+            updated = np.where(fixed, values, np.maximum(low_rank, 0.0))
+            updated = (updated + updated.T) / 2
+            change = float(np.linalg.norm(updated - current))
+            scale = max(float(np.linalg.norm(current)), 1e-300)
+            current = updated
+            if progress is not None:
+                progress(iteration, misfit)
+            if change <= tol * scale:
+                break
     return current
 
 

@@ -25,9 +25,9 @@ the low-rank (nuclear-norm) heuristic; a negative one reproduces DPRV15's
 
 Formulation and solver were chosen by measurement (N = n + m = 300 points, m =
 50 landmarks, d = 3, ``D_X`` hidden, 2 cores): the Frobenius-norm fit with SCS
-at ``tol = 1e-4`` solves in about 4-7 s with a relative ``D_X`` error near
-1e-5; the squared fit is as fast but the trace term biases it (error ~1e-3);
-the absolute (l1) fit is about twice as slow. Clarabel, an interior-point
+at ``tol = 1e-4`` solves in about 4-7 s with a relative ``D_X`` error of
+1e-5 to 2e-4; the squared fit is as fast but the trace term biases it (error
+2e-3 to 1e-2); the absolute (l1) fit is as accurate but about twice as slow. Clarabel, an interior-point
 method, already takes seconds at N = 50 and is hopeless at N = 300. Each SCS
 iteration costs an eigendecomposition of an N x N matrix, so time grows like
 N^3: about a minute at N = 600, several minutes at N = 1,000.
@@ -35,6 +35,7 @@ N^3: about a minute at N = 600, several minutes at N = 1,000.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -111,6 +112,11 @@ def semidefinite_relaxation(
     SolverError
         When the solver fails or reports the problem infeasible/unbounded.
 
+    Warns
+    -----
+    RuntimeWarning
+        When the solver stops at ``max_iter`` short of ``tol``.
+
     Examples
     --------
     >>> from fedsec.geometry import assemble_edm, edm, squared_distances
@@ -166,13 +172,22 @@ def semidefinite_relaxation(
         settings = {"tol_gap_abs": tol, "tol_gap_rel": tol, "tol_feas": tol,
                     "max_iter": max_iter}
     try:
-        problem.solve(solver=solver, **settings)
+        with warnings.catch_warnings():  # replaced by the specific warning below
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            problem.solve(solver=solver, **settings)
     except cp.error.SolverError as exc:
         raise SolverError(f"{solver} failed on the SDR of {n_points} points: {exc}") from exc
     if G.value is None or problem.status not in ("optimal", "optimal_inaccurate"):
         raise SolverError(
             f"{solver} ended with status {problem.status!r} on the SDR of {n_points} points; "
             "try a positive trace_weight, fit='frobenius' or a larger max_iter."
+        )
+    if problem.status == "optimal_inaccurate":
+        warnings.warn(
+            f"{solver} stopped before reaching tol={tol} on the SDR of {n_points} points "
+            f"(status 'optimal_inaccurate', {problem.solver_stats.num_iters} iterations); "
+            "the estimate may be rough. Raise max_iter or loosen tol.",
+            RuntimeWarning, stacklevel=2,
         )
     if progress is not None:
         progress(int(problem.solver_stats.num_iters or 0), float(problem.value))
