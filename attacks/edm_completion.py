@@ -69,6 +69,7 @@ class EDMCompletion(Attack):
     summary = ("Complete [[D_X, D_XW], [D_XW^T, D_W]] with D_X hidden (the paper's section-4 "
                "algorithms or the Nyström formula), then classical MDS.")
     paper = PAPER
+    needs_any_tags = frozenset({"kernel_block", "chain_product"})
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -82,11 +83,6 @@ class EDMCompletion(Attack):
             check_int(self.max_iter, owner="attack 'edm-completion'", name="max_iter",
                       min_value=1)
             check_int(self.seed, owner="attack 'edm-completion'", name="seed", min_value=0)
-
-    def not_applicable(self, view: View) -> str | None:
-        if not view.select(tag="kernel_block") and not view.select(tag="chain_product"):
-            return f"{view.threat} observed no kernel block and no chain product"
-        return None
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)

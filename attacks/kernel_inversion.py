@@ -216,6 +216,7 @@ class Multilateration(Attack):
     summary = ("Kernel blocks to distances to landmarks, then linear least squares "
                "(landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).")
     paper = PAPER
+    needs_any_tags = frozenset({"kernel_block", "chain_product"})
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -228,12 +229,6 @@ class Multilateration(Attack):
                          choices=("auto", "landmarks", "landmark-distances"))
             check_float(self.floor, owner="attack 'multilateration'", name="floor",
                         min_value=0.0)
-
-    def not_applicable(self, view: View) -> str | None:
-        if not view.select(tag="kernel_block") and not view.select(tag="chain_product"):
-            return (f"{view.threat} observed no kernel block (tag kernel_block) and no chain "
-                    "product (tag chain_product)")
-        return None
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)

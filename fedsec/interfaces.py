@@ -93,19 +93,27 @@ class Attack(Component, ABC):
 
     kind = "attack"
     needs_tags: ClassVar[frozenset[str]] = frozenset()
+    needs_any_tags: ClassVar[frozenset[str]] = frozenset()
     needs_knowledge: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
-        return {"needs_tags": sorted(cls.needs_tags),
+        return {"needs_tags": sorted(cls.needs_tags), "needs_any_tags": sorted(cls.needs_any_tags),
                 "needs_knowledge": sorted(cls.needs_knowledge)}
 
     def not_applicable(self, view: View) -> str | None:
-        """Why this attack cannot run on ``view``, or None when it can."""
-        missing = sorted(self.needs_tags - view.tags())
+        """Why this attack cannot run on ``view``, or None when it can.
+
+        It needs every tag in ``needs_tags`` and at least one in ``needs_any_tags``.
+        """
+        observed = view.tags()
+        missing = sorted(self.needs_tags - observed)
         if missing:
             return (f"{view.threat} observed no message tagged {', '.join(missing)}; "
-                    f"it observed: {', '.join(sorted(view.tags())) or 'nothing'}")
+                    f"it observed: {', '.join(sorted(observed)) or 'nothing'}")
+        if self.needs_any_tags and not self.needs_any_tags & observed:
+            return (f"{view.threat} observed no message tagged "
+                    f"{' or '.join(sorted(self.needs_any_tags))}")
         return None
 
     def check(self, view: View) -> None:

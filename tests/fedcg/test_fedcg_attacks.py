@@ -64,7 +64,7 @@ def test_secure_chain_leaks_the_previous_owner_to_the_next() -> None:
     reconstruction, scores = attack(result, "multilateration", "hospital1")
     assert set(reconstruction.estimates) == {"party/centre1_1/shard/cell0/X"}
     assert scores["point_error"] < 1e-6
-    with pytest.raises(CapabilityError, match="observed no kernel block"):
+    with pytest.raises(CapabilityError, match="observed no message tagged chain_product or"):
         attack(result, "multilateration", "server")
 
 

@@ -110,6 +110,14 @@ def alternating_descent(
     rng = check_rng(rng, owner=OWNER)
     max_iter, tol = check_loop(max_iter, tol, owner=OWNER)
     progress = check_progress(progress, owner=OWNER)
+    with blas_threads(None):  # thousands of small steps: one BLAS thread is fastest
+        X = _fit(values, known, dim, rng, max_iter, tol, init, progress)
+    return edm(X)
+
+
+def _fit(values: np.ndarray, known: np.ndarray, dim: int, rng: np.random.Generator,
+         max_iter: int, tol: float, init: Any, progress: Progress | None) -> np.ndarray:
+    """The descent itself; returns the fitted points."""
     n_points = values.shape[0]
     if isinstance(init, str):
         init = check_choice(init, owner=OWNER, name="init", choices=INITS)
@@ -129,18 +137,17 @@ def alternating_descent(
     target = values[rows, cols]
     norm = max(float(np.sum(target**2)), 1e-300)
     stress = _s_stress(X, rows, cols, target) / norm
-    with blas_threads(n_points):
-        for sweep in range(1, max_iter + 1):
-            for block in classes:
-                for axis in range(dim):
-                    block.update(X, axis)
-            X -= X.mean(axis=0)
-            previous, stress = stress, _s_stress(X, rows, cols, target) / norm
-            if progress is not None:
-                progress(sweep, stress)
-            if previous - stress <= tol * previous or stress <= tol**2:
-                break
-    return edm(X)
+    for sweep in range(1, max_iter + 1):
+        for block in classes:
+            for axis in range(dim):
+                block.update(X, axis)
+        X -= X.mean(axis=0)
+        previous, stress = stress, _s_stress(X, rows, cols, target) / norm
+        if progress is not None:
+            progress(sweep, stress)
+        if previous - stress <= tol * previous or stress <= tol**2:
+            break
+    return X
 
 
 def shortest_path_start(values: np.ndarray, known: np.ndarray, dim: int) -> np.ndarray:

@@ -27,8 +27,9 @@ Formulation and solver were chosen by measurement (N = n + m = 300 points, m =
 50 landmarks, d = 3, ``D_X`` hidden, 2 cores): the Frobenius-norm fit with SCS
 at ``tol = 1e-4`` solves in about 4-7 s with a relative ``D_X`` error of
 1e-5 to 2e-4; the squared fit is as fast but the trace term biases it (error
-2e-3 to 1e-2); the absolute (l1) fit is as accurate but about twice as slow. Clarabel, an interior-point
-method, already takes seconds at N = 50 and is hopeless at N = 300. Each SCS
+2e-3 to 1e-2); the absolute (l1) fit is as accurate but about twice as slow.
+Clarabel, an interior-point method, already takes seconds at N = 50 and is
+hopeless at N = 300. Each SCS
 iteration costs an eigendecomposition of an N x N matrix, so time grows like
 N^3: about a minute at N = 600, several minutes at N = 1,000.
 """

@@ -1,0 +1,90 @@
+"""Run one cell of an audit: the protocol, then every attack as every threat model."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from fedsec import registry
+from fedsec.audit.spec import AuditSpec, Cell
+from fedsec.errors import FedsecError
+from fedsec.runner import RunConfig, run
+from fedsec.views import build_view
+
+CELL_SCHEMA_VERSION = "1"
+
+
+def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "") -> dict[str, Any]:
+    """The JSON-able result of one cell; failures are recorded, never raised.
+
+    Reconstructed values are never stored: only the scorers' summaries and the
+    attacks' own metadata.
+    """
+    started = time.perf_counter()
+    base: dict[str, Any] = {"schema_version": CELL_SCHEMA_VERSION, "cell": cell.id,
+                            "configuration": cell.configuration, "config": cell.config_dict(),
+                            "command": command}
+    config = RunConfig(protocol=cell.protocol, dataset=spec.dataset, partition=spec.partition,
+                       backend=cell.backend, backend_params=dict(spec.backend_params),
+                       defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
+                       seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling)
+    try:
+        result = run(config)
+    except FedsecError as error:
+        return {**base, "status": "error", "error": f"{type(error).__name__}: {error}",
+                "seconds": time.perf_counter() - started}
+    except Exception as error:  # a crash in a component must not stop the audit
+        return {**base, "status": "error", "error": f"{type(error).__name__}: {error}",
+                "traceback": traceback.format_exc(), "seconds": time.perf_counter() - started}
+    record = result.record
+    attacks = [_attack(spec_attack.name, threat, spec_attack, result)
+               for spec_attack in spec.attacks for threat in spec_attack.threats]
+    return {**base, "status": "ok",
+            "metrics": _jsonable(record["metrics"]["federated"]),
+            "reference_metrics": _jsonable(record["metrics"]["centralized"]),
+            "agrees_with_reference": bool(record["comparison"]["agrees"]),
+            "cost": _jsonable(record["cost"]["total"]), "versions": record["versions"],
+            "backend": record["backend"], "attacks": attacks,
+            "seconds": time.perf_counter() - started}
+
+
+def _attack(name: str, threat: str, spec_attack: Any, result: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"attack": name, "threat": threat, "scorer": spec_attack.scorer,
+                             "params": dict(spec_attack.params)}
+    started = time.perf_counter()
+    try:
+        view = build_view(result.transcript, threat, result.private)
+        attack = registry.create("attack", name, dict(spec_attack.params))
+        reason = attack.not_applicable(view)
+        if reason is not None:
+            return {**entry, "status": "not applicable", "reason": reason}
+        reconstruction = attack.run(view)
+        scorer = registry.create("scorer", spec_attack.scorer, dict(spec_attack.scorer_params))
+        scores = scorer.score(reconstruction, result.private)
+    except FedsecError as error:
+        return {**entry, "status": "not applicable", "reason": str(error)}
+    except Exception as error:
+        return {**entry, "status": "error", "error": f"{type(error).__name__}: {error}",
+                "traceback": traceback.format_exc()}
+    return {**entry, "status": "ok",
+            "scores": _jsonable({k: v for k, v in scores.items() if k != "per_target"}),
+            "targets": sorted(reconstruction.estimates),
+            "info": _jsonable(dict(reconstruction.info)),
+            "seconds": time.perf_counter() - started}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,116 @@
+"""Running an audit: the grid in parallel, resumable, one atomic result file per cell."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from fedsec.audit.cell import run_cell
+from fedsec.audit.spec import AuditSpec, Cell, parse_spec
+from fedsec.errors import ValidationError
+from fedsec.results import versions, write_json
+
+CELLS_DIR = "cells"
+SCENARIO_FILE = "scenario.json"
+
+_WORKER_SPEC: AuditSpec | None = None
+
+
+def cell_path(out_dir: Path, cell: Cell) -> Path:
+    """Where one cell's result lives."""
+    return out_dir / CELLS_DIR / f"{cell.id}.json"
+
+
+def is_done(out_dir: Path, cell: Cell) -> bool:
+    """A cell is done when its file exists and records a successful run."""
+    path = cell_path(out_dir, cell)
+    if not path.is_file():
+        return False
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("status") == "ok"
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def rerun_command(spec: AuditSpec, out_dir: Path, cell: Cell) -> str:
+    """The one command that reruns this cell alone."""
+    return " ".join(["fedsec", "audit", shlex.quote(spec.source), "--out",
+                     shlex.quote(str(out_dir)), "--cell", cell.id])
+
+
+def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1,
+              only: str | None = None,
+              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Run every cell not already done; returns the results of all cells of the grid.
+
+    Each result is written to ``OUT/cells/ID.json`` (atomically) as soon as it
+    is known, so an interrupted audit resumes where it stopped.
+    """
+    say = progress or (lambda _m: None)
+    out = Path(out_dir)
+    (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
+    write_json(out / SCENARIO_FILE, {"source": spec.source, "name": spec.name,
+                                     "description": spec.description, "scenario": spec.raw,
+                                     "base_dir": spec.base_dir, "versions": versions()})
+    cells = spec.cells()
+    if only is not None:
+        cells = [c for c in cells if c.id == only]
+        if not cells:
+            raise ValidationError(f"No cell {only!r} in {spec.source}; the ids are printed by "
+                                  "'fedsec audit' and stored in the result files.")
+    todo = [c for c in cells if not is_done(out, c)]
+    say(f"{len(cells)} cells, {len(cells) - len(todo)} already done, {len(todo)} to run "
+        f"with {jobs} job(s)")
+    started = time.perf_counter()
+    for i, result in enumerate(_results(spec, out, todo, jobs), start=1):
+        cell = next(c for c in todo if c.id == result["cell"])
+        write_json(cell_path(out, cell), result)
+        status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
+        say(f"[{i}/{len(todo)}] {cell.configuration} | seed {cell.seed}: {status} "
+            f"({result['seconds']:.1f} s, {time.perf_counter() - started:.0f} s elapsed)")
+    return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
+            if cell_path(out, c).is_file()]
+
+
+def _results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int):
+    if jobs <= 1 or len(todo) <= 1:
+        for cell in todo:
+            yield run_cell(spec, cell, command=rerun_command(spec, out, cell))
+        return
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                             initargs=(dict(spec.raw), spec.source, spec.base_dir)) as pool:
+        futures = [pool.submit(_run_in_worker, cell.id, rerun_command(spec, out, cell))
+                   for cell in todo]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def _init_worker(raw: dict[str, Any], source: str, base_dir: str) -> None:
+    """Each worker parses the scenario once and uses one thread for linear algebra."""
+    global _WORKER_SPEC
+    if base_dir not in sys.path:
+        sys.path.insert(0, base_dir)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover
+        pass
+    _WORKER_SPEC = parse_spec(raw, source=source, base_dir=base_dir)
+
+
+def _run_in_worker(cell_id: str, command: str) -> dict[str, Any]:
+    spec = _WORKER_SPEC
+    assert spec is not None
+    cell = next(c for c in spec.cells() if c.id == cell_id)
+    return run_cell(spec, cell, command=command)

@@ -1,0 +1,74 @@
+"""``fedsec audit`` and ``fedsec report``: run a scenario, rebuild its report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from fedsec.audit import load_spec, run_audit
+from fedsec.audit.gate import Gate
+from fedsec.cli.output import print_json, progress
+from fedsec.report import build_report
+from fedsec.validation import check_int
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("audit", help="run an audit scenario and write its report",
+                       description="Run every cell of a TOML scenario (resuming finished ones), "
+                                   "then write DIR/report.html, report.md and results.json.")
+    p.add_argument("spec", help="the scenario (TOML), e.g. audits/quickstart.toml")
+    p.add_argument("--out", help="output directory (default: runs/<scenario name>)")
+    p.add_argument("--jobs", type=int, default=1, help="parallel processes (default: 1)")
+    p.add_argument("--cell", help="run only this cell id (printed in results and reports)")
+    p.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
+                   help="exit 1 when a leakage threshold is crossed, e.g. "
+                        "'leakage.advantage > 0.5' (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the report data as JSON")
+    p.set_defaults(handler=handle_audit)
+    r = sub.add_parser("report", help="rebuild an audit's report from its results",
+                       description="Rebuild DIR/report.html, report.md and results.json from "
+                                   "DIR/cells/*.json.")
+    r.add_argument("dir", help="the audit's output directory")
+    r.add_argument("--json", action="store_true", help="print the report data as JSON")
+    r.set_defaults(handler=handle_report)
+
+
+def handle_audit(args: argparse.Namespace) -> int:
+    gates = [Gate.parse(text) for text in args.fail_if]
+    check_int(args.jobs, owner="fedsec audit", name="--jobs", min_value=1)
+    spec = load_spec(args.spec)
+    out = Path(args.out) if args.out else Path("runs") / spec.name
+    say = None if args.json else progress
+    started = time.perf_counter()
+    cells = run_audit(spec, out, jobs=args.jobs, only=args.cell, progress=say)
+    audit_seconds = time.perf_counter() - started
+    report = build_report(out)
+    report_seconds = time.perf_counter() - started - audit_seconds
+    if args.json:
+        print_json({k: v for k, v in report.items() if k != "cells"})
+    else:
+        print(f"{spec.name}: {len(cells)} runs in {audit_seconds:.1f} s, report in "
+              f"{report_seconds:.1f} s")
+        for line in report["verdicts"]:
+            print(f"  {line}")
+        print(f"  wrote {out}/report.html, report.md, results.json")
+    failed = False
+    for gate in gates:
+        crossings = gate.crossings(cells)
+        for line in crossings:
+            print(f"fedsec: threshold crossed: {line}", file=sys.stderr)
+        failed = failed or bool(crossings)
+    return 1 if failed else 0
+
+
+def handle_report(args: argparse.Namespace) -> int:
+    report = build_report(args.dir)
+    if args.json:
+        print_json({k: v for k, v in report.items() if k != "cells"})
+    else:
+        print(f"wrote {args.dir}/report.html, report.md, results.json "
+              f"({report['n_cells']} runs, {len(report['configurations'])} configurations)")
+    return 0

@@ -1,0 +1,97 @@
+"""From cell results to configurations: means and confidence intervals over seeds."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+#: Leakage metric the frontier and the verdicts use (every built-in scorer reports it).
+LEAKAGE = "advantage"
+
+
+def mean_ci(values: Iterable[float | None]) -> dict[str, Any]:
+    """Mean and a 95% normal-approximation interval ``mean ± 1.96 s / sqrt(n)``.
+
+    Examples
+    --------
+    >>> mean_ci([1.0, 3.0])["mean"]
+    2.0
+    >>> mean_ci([5.0])["ci"] is None
+    True
+    """
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not finite:
+        return {"mean": None, "ci": None, "n": 0}
+    mean = float(np.mean(finite))
+    if len(finite) < 2:
+        return {"mean": mean, "ci": None, "n": 1}
+    half = 1.96 * float(np.std(finite, ddof=1)) / math.sqrt(len(finite))
+    return {"mean": mean, "ci": [mean - half, mean + half], "n": len(finite)}
+
+
+def pareto_front(leakage: Sequence[float], accuracy: Sequence[float]) -> list[bool]:
+    """Which points no other point beats on both lower leakage and higher accuracy.
+
+    Examples
+    --------
+    >>> pareto_front([0.1, 0.5, 0.2], [0.9, 0.95, 0.8])
+    [True, True, False]
+    """
+    points = list(zip(leakage, accuracy, strict=True))
+    front = []
+    for i, (li, ai) in enumerate(points):
+        dominated = any(lj <= li and aj >= ai and (lj < li or aj > ai)
+                        for j, (lj, aj) in enumerate(points) if j != i)
+        front.append(not dominated)
+    return front
+
+
+def configurations(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per configuration (everything but the seed), with seeds aggregated."""
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for cell in cells:
+        groups[cell["configuration"]].append(cell)
+    out = []
+    for label, members in groups.items():
+        ok = [c for c in members if c["status"] == "ok"]
+        config = dict(members[0]["config"])
+        config.pop("seed", None)
+        entry: dict[str, Any] = {
+            "configuration": label, "config": config, "seeds": sorted(c["config"]["seed"]
+                                                                      for c in members),
+            "errors": [c.get("error") for c in members if c["status"] != "ok"],
+            "accuracy": mean_ci(c["metrics"].get("accuracy") for c in ok),
+            "agrees_with_reference": all(c["agrees_with_reference"] for c in ok) if ok else None,
+            "cost": {k: mean_ci(c["cost"].get(k) for c in ok)
+                     for k in ("bytes", "messages", "wall_seconds", "crypto_seconds")},
+            "attacks": _attacks(ok),
+            "commands": [c["command"] for c in members],
+        }
+        out.append(entry)
+    return out
+
+
+def _attacks(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for cell in cells:
+        for entry in cell["attacks"]:
+            groups[(entry["attack"], entry["threat"])].append(entry)
+    out = []
+    for (attack, threat), entries in groups.items():
+        ok = [e for e in entries if e["status"] == "ok"]
+        item: dict[str, Any] = {"attack": attack, "threat": threat,
+                                "scorer": entries[0]["scorer"],
+                                "status": "ok" if ok else entries[0]["status"],
+                                "reason": None if ok else entries[0].get("reason",
+                                                                         entries[0].get("error")),
+                                "targets": sorted({t for e in ok for t in e.get("targets", [])})}
+        if ok:
+            names = [k for k, v in ok[0]["scores"].items() if isinstance(v, (int, float))
+                     or v is None]
+            item["metrics"] = {k: mean_ci(e["scores"].get(k) for e in ok) for k in names}
+        out.append(item)
+    return out

@@ -1,0 +1,94 @@
+"""Assemble a report from an audit directory."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from fedsec.errors import ValidationError
+from fedsec.report.aggregate import LEAKAGE, configurations
+from fedsec.report.plots import frontier_png, sweep_png
+from fedsec.report.render import html_report, markdown_report, verdict_lines
+from fedsec.report.verdicts import defence_effects
+from fedsec.results import write_json
+
+REPORT_SCHEMA_VERSION = "1"
+
+
+def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Write ``report.html``, ``report.md``, ``plots/`` and ``results.json``; return the data."""
+    out = Path(out_dir)
+    scenario_path = out / "scenario.json"
+    cell_files = sorted((out / "cells").glob("*.json"))
+    if not scenario_path.is_file() or not cell_files:
+        raise ValidationError(f"{out} holds no audit results (scenario.json and cells/*.json); "
+                              "run 'fedsec audit SPEC.toml --out DIR' first.")
+    scenario = json.loads(scenario_path.read_text(encoding="utf-8"))
+    cells = [json.loads(p.read_text(encoding="utf-8")) for p in cell_files]
+    configs = sorted(configurations(cells), key=lambda c: c["configuration"])
+    pairs = sorted({(a["attack"], a["threat"]) for c in configs for a in c["attacks"]})
+    plots: dict[str, bytes] = {}
+    for attack, threat in pairs:
+        png = frontier_png(configs, attack, threat)
+        if png is not None:
+            plots[f"frontier_{_slug(attack)}_{_slug(threat)}.png"] = png
+    for parameter in scenario["scenario"].get("sweep", {}):
+        png = sweep_png(configs, parameter, pairs)
+        if png is not None:
+            plots[f"sweep_{_slug(parameter)}.png"] = png
+    report = {
+        "schema_version": REPORT_SCHEMA_VERSION, "name": scenario["name"],
+        "description": scenario["description"], "source": scenario["source"],
+        "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": scenario["versions"], "n_cells": len(cells),
+        "scenario": scenario["scenario"], "scenario_text": _scenario_text(scenario),
+        "configurations": configs, "verdicts": verdict_lines(configs),
+        "defence_effects": defence_effects(configs), "who_learned": _who_learned(configs),
+        "errors": [f"{c['configuration']} seed {c['config']['seed']}: {c.get('error')}"
+                   for c in cells if c["status"] != "ok"],
+        "commands": [c["command"] for c in cells],
+    }
+    (out / "plots").mkdir(exist_ok=True)
+    for name, png in plots.items():
+        (out / "plots" / name).write_bytes(png)
+    _write_text(out / "report.html", html_report(report, plots))
+    _write_text(out / "report.md", markdown_report(report, [f"plots/{n}" for n in plots]))
+    json_report = {**report, "who_learned": [{"threat": t, "attack": a, "configurations": c}
+                                             for (t, a), c in report["who_learned"].items()],
+                   "cells": cells, "plots": sorted(plots)}
+    write_json(out / "results.json", json_report)
+    return json_report
+
+
+def _who_learned(configs: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for config in configs:
+        for attack in config["attacks"]:
+            key = (attack["threat"], attack["attack"])
+            out.setdefault(key, [])
+            adv = attack.get("metrics", {}).get(LEAKAGE, {}).get("mean")
+            if attack["status"] == "ok" and adv is not None and adv >= 0.9:
+                out[key].append(config["configuration"])
+    return dict(out)
+
+
+def _scenario_text(scenario: dict[str, Any]) -> str:
+    source = Path(scenario["source"])
+    if source.is_file():
+        return source.read_text(encoding="utf-8")
+    return json.dumps(scenario["scenario"], indent=2, sort_keys=True)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

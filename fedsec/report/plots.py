@@ -1,0 +1,118 @@
+"""Plots for audit reports (matplotlib, rendered to PNG bytes, never shown)."""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fedsec.report.aggregate import LEAKAGE, pareto_front
+
+
+def _figure() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str) -> bytes | None:
+    """Leakage (attack advantage) against accuracy, one point per configuration, Pareto set marked.
+
+    A configuration in which the attack does not apply leaks nothing through
+    it and is drawn at advantage 0 with a hollow marker.
+    """
+    points = []
+    for config in configs:
+        acc = config["accuracy"]["mean"]
+        entry = next((a for a in config["attacks"]
+                      if a["attack"] == attack and a["threat"] == threat), None)
+        if acc is None or entry is None:
+            continue
+        applies = entry["status"] == "ok"
+        adv = entry.get("metrics", {}).get(LEAKAGE, {}).get("mean") if applies else 0.0
+        points.append((0.0 if adv is None else adv, acc, applies, config))
+    if not points:
+        return None
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(7.5, 5.0), dpi=110)
+    series: dict[str, list[tuple[float, float, bool]]] = defaultdict(list)
+    for adv, acc, applies, config in points:
+        c = config["config"]
+        defence = c["defense"]["name"] if c["defense"] else "no defence"
+        series[f"{c['protocol']} / {c['backend']} / {defence}"].append((adv, acc, applies))
+    for i, (label, pts) in enumerate(sorted(series.items())):
+        color = f"C{i % 10}"
+        filled = [(x, y) for x, y, applies in pts if applies]
+        hollow = [(x, y) for x, y, applies in pts if not applies]
+        if filled:
+            ax.scatter(*zip(*filled, strict=True), color=color, s=46, alpha=0.85, label=label)
+        if hollow:
+            ax.scatter(*zip(*hollow, strict=True), facecolors="none", edgecolors=color, s=46,
+                       label=f"{label} (attack does not apply)")
+    front = pareto_front([p[0] for p in points], [p[1] for p in points])
+    best = sorted((p[0], p[1]) for p, f in zip(points, front, strict=True) if f)
+    if best:
+        ax.plot(*zip(*best, strict=True), color="black", lw=1.2, ls="--", label="Pareto set")
+        ax.scatter(*zip(*best, strict=True), s=120, facecolors="none", edgecolors="black")
+    ax.set_xlabel(f"leakage: {attack} as {threat} (advantage over the naive baseline)")
+    ax.set_ylabel("test accuracy")
+    ax.set_xlim(-0.05, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    ax.set_title(f"Leakage versus accuracy: {attack} as {threat}", fontsize=10)
+    return _png(fig, plt)
+
+
+def sweep_png(configs: Sequence[Mapping[str, Any]], parameter: str,
+              attacks: Sequence[tuple[str, str]]) -> bytes | None:
+    """Accuracy and each attack's advantage against one swept protocol parameter."""
+    series: dict[str, list[tuple[float, float | None, dict[str, float]]]] = defaultdict(list)
+    for config in configs:
+        c = config["config"]
+        value = c["params"].get(parameter)
+        if not isinstance(value, (int, float)):
+            continue
+        defence = c["defense"]["name"] if c["defense"] else "no defence"
+        advs = {}
+        for attack, threat in attacks:
+            entry = next((a for a in config["attacks"]
+                          if a["attack"] == attack and a["threat"] == threat), None)
+            if entry is not None:
+                advs[f"{attack} as {threat}"] = (
+                    entry.get("metrics", {}).get(LEAKAGE, {}).get("mean") or 0.0
+                    if entry["status"] == "ok" else 0.0)
+        series[f"{c['protocol']} / {c['backend']} / {defence}"].append(
+            (float(value), config["accuracy"]["mean"], advs))
+    if not series:
+        return None
+    plt = _figure()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
+    for label, pts in sorted(series.items()):
+        pts.sort(key=lambda p: p[0])
+        xs = [p[0] for p in pts]
+        left.plot(xs, [p[1] for p in pts], marker="o", label=label)
+        for name in sorted({k for p in pts for k in p[2]}):
+            right.plot(xs, [p[2].get(name, 0.0) for p in pts], marker="o",
+                       label=f"{label}: {name}")
+    left.set_xlabel(parameter)
+    left.set_ylabel("test accuracy")
+    right.set_xlabel(parameter)
+    right.set_ylabel("attack advantage")
+    right.set_ylim(-0.05, 1.05)
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.suptitle(f"Accuracy and leakage against {parameter}", fontsize=10)
+    return _png(fig, plt)
+
+
+def _png(fig: Any, plt: Any) -> bytes:
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()

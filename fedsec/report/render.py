@@ -1,0 +1,142 @@
+"""The report as one self-contained HTML page and as Markdown (plots beside it)."""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fedsec.report.aggregate import LEAKAGE
+from fedsec.report.verdicts import attack_verdict
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
+max-width:1200px;color:#1d1d1f;line-height:1.45;padding:0 1em}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.86em}
+th,td{border:1px solid #ddd;padding:.3em .55em;text-align:left;vertical-align:top}
+th{background:#f4f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.82em}
+img.plot{max-width:100%;border:1px solid #eee;margin:.5em 0}
+.muted{color:#666;font-size:.9em}.bad{color:#b00020}.good{color:#006b3c}
+"""
+
+
+def fmt(stat: Mapping[str, Any] | None, digits: int = 3) -> str:
+    """``mean [low, high]`` or ``mean`` or ``—``."""
+    if not stat or stat.get("mean") is None:
+        return "—"
+    text = f"{stat['mean']:.{digits}g}"
+    if stat.get("ci"):
+        low, high = stat["ci"]
+        text += f" [{low:.{digits}g}, {high:.{digits}g}]"
+    return text
+
+
+def attack_rows(configs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """One row per configuration × attack × threat model."""
+    rows = []
+    for config in configs:
+        for attack in config["attacks"]:
+            metrics = attack.get("metrics", {})
+            main = [k for k in metrics if not k.startswith("baseline_") and k not in
+                    (LEAKAGE, "n_targets", "epsilon")]
+            shown = "; ".join(
+                f"{k} {fmt(metrics[k])} (baseline {fmt(metrics.get('baseline_' + k))})"
+                for k in main) if attack["status"] == "ok" else attack.get("reason") or ""
+            rows.append([config["configuration"], attack["attack"], attack["threat"],
+                         attack["status"], fmt(metrics.get(LEAKAGE)), shown])
+    return rows
+
+
+def config_rows(configs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """One row per configuration: accuracy, agreement, cost."""
+    return [[c["configuration"], str(len(c["seeds"])), fmt(c["accuracy"]),
+             {True: "yes", False: "NO", None: "—"}[c["agrees_with_reference"]],
+             fmt(c["cost"]["bytes"], 4), fmt(c["cost"]["messages"], 4),
+             fmt(c["cost"]["wall_seconds"]), fmt(c["cost"]["crypto_seconds"])]
+            for c in configs]
+
+
+CONFIG_HEAD = ["configuration", "seeds", "accuracy [95% CI]", "matches centralized", "bytes",
+               "messages", "protocol time (s)", "crypto time (s)"]
+ATTACK_HEAD = ["configuration", "attack", "adversary", "status", "advantage [95% CI]",
+               "metrics (baseline)"]
+
+
+def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
+    """A single HTML document with every plot embedded as a data URI."""
+    esc = html.escape
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+             f"<title>{esc(report['name'])}: fedsec audit</title><style>{CSS}</style></head><body>",
+             f"<h1>Audit: {esc(report['name'])}</h1>",
+             f"<p>{esc(report['description'])}</p>",
+             f"<p class='muted'>{report['n_cells']} runs, generated {esc(report['generated'])}, "
+             f"fedsec {esc(report['versions'].get('fedsec', '?'))}. Reconstructed records are "
+             "never stored in reports; intervals are 95% normal approximations over seeds.</p>",
+             "<h2>Verdicts</h2><ul>"]
+    parts += [f"<li>{esc(v)}</li>" for v in report["verdicts"]] + ["</ul>"]
+    if report["defence_effects"]:
+        parts.append("<h2>Defences</h2><ul>")
+        parts += [f"<li>{esc(v)}</li>" for v in report["defence_effects"]] + ["</ul>"]
+    parts.append("<h2>Leakage versus accuracy</h2>")
+    for name, png in plots.items():
+        data = base64.b64encode(png).decode()
+        parts.append(f"<img class='plot' alt='{esc(name)}' src='data:image/png;base64,{data}'>")
+    configs = report["configurations"]
+    parts.append("<h2>Configurations</h2>" + _table(CONFIG_HEAD, config_rows(configs)))
+    parts.append("<h2>Attacks</h2>" + _table(ATTACK_HEAD, attack_rows(configs)))
+    parts.append("<h2>Who learned what</h2>" + _table(
+        ["adversary", "attack", "configurations where it recovers (nearly) exactly"],
+        [[t, a, ", ".join(c) or "none"] for (t, a), c in report["who_learned"].items()]))
+    if report["errors"]:
+        parts.append("<h2 class='bad'>Failed runs</h2><ul>")
+        parts += [f"<li>{esc(e)}</li>" for e in report["errors"]] + ["</ul>"]
+    parts.append("<h2>Scenario</h2><pre>" + esc(report["scenario_text"]) + "</pre>")
+    parts.append("<h2>Rerun one run</h2><pre>" + esc("\n".join(report["commands"][:50]))
+                 + ("\n..." if len(report["commands"]) > 50 else "") + "</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str:
+    """The same report in Markdown, plots referenced as files beside it."""
+    lines = [f"# Audit: {report['name']}", "", report["description"], "",
+             f"{report['n_cells']} runs, generated {report['generated']}. Intervals are 95% normal "
+             "approximations over seeds; reconstructed records are never stored.", "",
+             "## Verdicts", ""]
+    lines += [f"- {v}" for v in report["verdicts"]]
+    if report["defence_effects"]:
+        lines += ["", "## Defences", ""] + [f"- {v}" for v in report["defence_effects"]]
+    lines += ["", "## Leakage versus accuracy", ""]
+    lines += [f"![{f}]({f})" for f in plot_files]
+    lines += ["", "## Configurations", "", _md_table(CONFIG_HEAD,
+                                                     config_rows(report["configurations"]))]
+    lines += ["", "## Attacks", "", _md_table(ATTACK_HEAD, attack_rows(report["configurations"]))]
+    if report["errors"]:
+        lines += ["", "## Failed runs", ""] + [f"- {e}" for e in report["errors"]]
+    return "\n".join(lines) + "\n"
+
+
+def verdict_lines(configs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every configuration's attack verdicts, prefixed by the configuration."""
+    return [f"{c['configuration']}: {attack_verdict(a)}" for c in configs for a in c["attacks"]]
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    esc = html.escape
+    header = "".join(f"<th>{esc(h)}</th>" for h in head)
+    out = [f"<table><thead><tr>{header}</tr></thead><tbody>"]
+    for row in rows:
+        out.append("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>")
+    return "".join(out) + "</tbody></table>"
+
+
+def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def cell(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

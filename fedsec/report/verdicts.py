@@ -1,0 +1,93 @@
+"""Plain-language verdicts: what leaks, to whom, and which defence stopped it at what cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fedsec.report.aggregate import LEAKAGE
+
+
+def leak_level(advantage: float | None, targets: int) -> str:
+    """Words for an attack's advantage over its naive baseline.
+
+    Examples
+    --------
+    >>> leak_level(0.999, 3)
+    'recovers (nearly) exactly'
+    >>> leak_level(0.02, 3)
+    'learns nothing beyond the naive baseline'
+    """
+    if not targets:
+        return "recovers nothing"
+    if advantage is None:
+        return "recovers nothing identifiable"
+    if advantage >= 0.9:
+        return "recovers (nearly) exactly"
+    if advantage >= 0.5:
+        return "recovers a large part"
+    if advantage >= 0.1:
+        return "gains partially over the naive baseline"
+    return "learns nothing beyond the naive baseline"
+
+
+def attack_verdict(attack: Mapping[str, Any]) -> str:
+    """One sentence for one attack in one configuration."""
+    who = attack["threat"]
+    if attack["status"] != "ok":
+        return f"{attack['attack']} as {who}: {attack['status']} ({attack.get('reason')})."
+    metrics = attack.get("metrics", {})
+    adv = metrics.get(LEAKAGE, {}).get("mean")
+    targets = attack.get("targets", [])
+    owners = sorted({t.split("/")[1] for t in targets if t.startswith("party/")})
+    what = (f"the data of {', '.join(owners)}" if owners
+            else ", ".join(targets) if targets else "no target")
+    level = leak_level(adv, len(targets))
+    adv_text = "n/a" if adv is None else f"{adv:.2f}"
+    return f"{who} {level} of {what} with {attack['attack']} (advantage {adv_text})."
+
+
+def defence_effects(configs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """For each defended configuration, how leakage and accuracy moved against no defence."""
+    undefended = {_key(c): c for c in configs if c["config"].get("defense") is None}
+    lines = []
+    for config in configs:
+        defense = config["config"].get("defense")
+        if defense is None:
+            continue
+        base = undefended.get(_key(config))
+        if base is None:
+            continue
+        name = defense["name"] + "".join(f" {k}={v}" for k, v in defense["params"].items())
+        acc, acc0 = config["accuracy"]["mean"], base["accuracy"]["mean"]
+        cost = (f"accuracy {acc0:.3f} -> {acc:.3f}" if acc is not None and acc0 is not None
+                else "accuracy not measured")
+        for attack in config["attacks"]:
+            before = next((a for a in base["attacks"] if (a["attack"], a["threat"]) ==
+                           (attack["attack"], attack["threat"])), None)
+            if before is None or before["status"] != "ok":
+                continue
+            adv0 = before.get("metrics", {}).get(LEAKAGE, {}).get("mean")
+            adv = (attack.get("metrics", {}).get(LEAKAGE, {}).get("mean")
+                   if attack["status"] == "ok" else None)
+            stopped = attack["status"] != "ok" or not attack.get("targets") or (
+                adv is not None and adv < 0.1)
+            effect = "stops" if stopped and (adv0 or 0) >= 0.1 else "does not stop"
+            lines.append(f"{name} {effect} {attack['attack']} as {attack['threat']} on "
+                         f"{_describe(base)} (advantage {_fmt(adv0)} -> {_fmt(adv)}; {cost}).")
+    return lines
+
+
+def _key(config: Mapping[str, Any]) -> tuple[Any, ...]:
+    c = config["config"]
+    return (c["protocol"], c["backend"], tuple(sorted(c["params"].items())))
+
+
+def _describe(config: Mapping[str, Any]) -> str:
+    c = config["config"]
+    params = ", ".join(f"{k}={v}" for k, v in c["params"].items())
+    return f"{c['protocol']} ({c['backend']}{', ' + params if params else ''})"
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
