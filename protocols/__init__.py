@@ -1,5 +1,6 @@
 """Federated protocols, one module each; importing this package registers them."""
 
 from protocols import cencg, fedcg_naive, fedcg_secure, secure_sum
+from protocols import nri_dc as nri_dc
 
-__all__ = ["cencg", "fedcg_naive", "fedcg_secure", "secure_sum"]
+__all__ = ["cencg", "fedcg_naive", "fedcg_secure", "nri_dc", "secure_sum"]

@@ -359,7 +359,7 @@ def _check_combinations(classes: Mapping[str, Any], backends: list[str],
             dcls(**options)
         except FedsecError as error:
             problems.append(str(error))
-        names = {_protocol_name(p) for p in classes}
+        names = {cls.name for cls in classes.values() if cls is not None}
         if dcls.protocols and not (dcls.protocols & names):
             problems.append(f"defence {defense!r} applies to none of the protocols "
                             f"({', '.join(sorted(names))}); it applies to "

@@ -14,7 +14,7 @@ from fedsec.errors import ValidationError
 from fedsec.report.aggregate import LEAKAGE, configurations
 from fedsec.report.plots import frontier_png, sweep_png
 from fedsec.report.render import html_report, markdown_report, verdict_lines
-from fedsec.report.verdicts import defence_effects
+from fedsec.report.verdicts import defence_effects, key_findings
 from fedsec.results import write_json
 
 REPORT_SCHEMA_VERSION = "1"
@@ -30,7 +30,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
                               "run 'fedsec audit SPEC.toml --out DIR' first.")
     scenario = json.loads(scenario_path.read_text(encoding="utf-8"))
     cells = [json.loads(p.read_text(encoding="utf-8")) for p in cell_files]
-    configs = sorted(configurations(cells), key=lambda c: c["configuration"])
+    configs = sorted(configurations(cells), key=_order)
     pairs = sorted({(a["attack"], a["threat"]) for c in configs for a in c["attacks"]})
     plots: dict[str, bytes] = {}
     for attack, threat in pairs:
@@ -48,6 +48,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "versions": scenario["versions"], "n_cells": len(cells),
         "scenario": scenario["scenario"], "scenario_text": _scenario_text(scenario),
         "configurations": configs, "verdicts": verdict_lines(configs),
+        "key_findings": key_findings(configs),
         "defence_effects": defence_effects(configs), "who_learned": _who_learned(configs),
         "errors": [f"{c['configuration']} seed {c['config']['seed']}: {c.get('error')}"
                    for c in cells if c["status"] != "ok"],
@@ -63,6 +64,15 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
                    "cells": cells, "plots": sorted(plots)}
     write_json(out / "results.json", json_report)
     return json_report
+
+
+def _order(config: dict[str, Any]) -> tuple[Any, ...]:
+    """Protocol, backend, defence, then parameter values in numeric order."""
+    c = config["config"]
+    defence = "" if c["defense"] is None else json.dumps(c["defense"], sort_keys=True)
+    params = tuple((k, (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)))
+                   for k, v in sorted(c["params"].items()))
+    return (c["protocol"], c["backend"], defence, params)
 
 
 def _who_learned(configs: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:

@@ -81,10 +81,9 @@ def sweep_png(configs: Sequence[Mapping[str, Any]], parameter: str,
         for attack, threat in attacks:
             entry = next((a for a in config["attacks"]
                           if a["attack"] == attack and a["threat"] == threat), None)
-            if entry is not None:
+            if entry is not None and entry["status"] == "ok":  # skip where it does not apply
                 advs[f"{attack} as {threat}"] = (
-                    entry.get("metrics", {}).get(LEAKAGE, {}).get("mean") or 0.0
-                    if entry["status"] == "ok" else 0.0)
+                    entry.get("metrics", {}).get(LEAKAGE, {}).get("mean") or 0.0)
         series[f"{c['protocol']} / {c['backend']} / {defence}"].append(
             (float(value), config["accuracy"]["mean"], advs))
     if not series:

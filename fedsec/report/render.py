@@ -75,8 +75,8 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
              f"<p class='muted'>{report['n_cells']} runs, generated {esc(report['generated'])}, "
              f"fedsec {esc(report['versions'].get('fedsec', '?'))}. Reconstructed records are "
              "never stored in reports; intervals are 95% normal approximations over seeds.</p>",
-             "<h2>Verdicts</h2><ul>"]
-    parts += [f"<li>{esc(v)}</li>" for v in report["verdicts"]] + ["</ul>"]
+             "<h2>Key findings</h2><ul>"]
+    parts += [f"<li>{esc(v)}</li>" for v in report["key_findings"]] + ["</ul>"]
     if report["defence_effects"]:
         parts.append("<h2>Defences</h2><ul>")
         parts += [f"<li>{esc(v)}</li>" for v in report["defence_effects"]] + ["</ul>"]
@@ -84,6 +84,9 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
     for name, png in plots.items():
         data = base64.b64encode(png).decode()
         parts.append(f"<img class='plot' alt='{esc(name)}' src='data:image/png;base64,{data}'>")
+    parts.append(f"<details><summary>Verdicts per configuration ({len(report['verdicts'])})"
+                 "</summary><ul>")
+    parts += [f"<li>{esc(v)}</li>" for v in report["verdicts"]] + ["</ul></details>"]
     configs = report["configurations"]
     parts.append("<h2>Configurations</h2>" + _table(CONFIG_HEAD, config_rows(configs)))
     parts.append("<h2>Attacks</h2>" + _table(ATTACK_HEAD, attack_rows(configs)))
@@ -105,12 +108,13 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
     lines = [f"# Audit: {report['name']}", "", report["description"], "",
              f"{report['n_cells']} runs, generated {report['generated']}. Intervals are 95% normal "
              "approximations over seeds; reconstructed records are never stored.", "",
-             "## Verdicts", ""]
-    lines += [f"- {v}" for v in report["verdicts"]]
+             "## Key findings", ""]
+    lines += [f"- {v}" for v in report["key_findings"]]
     if report["defence_effects"]:
         lines += ["", "## Defences", ""] + [f"- {v}" for v in report["defence_effects"]]
     lines += ["", "## Leakage versus accuracy", ""]
     lines += [f"![{f}]({f})" for f in plot_files]
+    lines += ["", "## Verdicts per configuration", ""] + [f"- {v}" for v in report["verdicts"]]
     lines += ["", "## Configurations", "", _md_table(CONFIG_HEAD,
                                                      config_rows(report["configurations"]))]
     lines += ["", "## Attacks", "", _md_table(ATTACK_HEAD, attack_rows(report["configurations"]))]
@@ -120,8 +124,9 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
 
 
 def verdict_lines(configs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Every configuration's attack verdicts, prefixed by the configuration."""
-    return [f"{c['configuration']}: {attack_verdict(a)}" for c in configs for a in c["attacks"]]
+    """Every configuration's verdicts for the attacks that apply to it."""
+    return [f"{c['configuration']}: {attack_verdict(a)}" for c in configs for a in c["attacks"]
+            if a["status"] == "ok"]
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -31,20 +31,45 @@ def leak_level(advantage: float | None, targets: int) -> str:
     return "learns nothing beyond the naive baseline"
 
 
-def attack_verdict(attack: Mapping[str, Any]) -> str:
-    """One sentence for one attack in one configuration."""
-    who = attack["threat"]
-    if attack["status"] != "ok":
-        return f"{attack['attack']} as {who}: {attack['status']} ({attack.get('reason')})."
-    metrics = attack.get("metrics", {})
-    adv = metrics.get(LEAKAGE, {}).get("mean")
-    targets = attack.get("targets", [])
+def _what(targets: Sequence[str]) -> str:
     owners = sorted({t.split("/")[1] for t in targets if t.startswith("party/")})
-    what = (f"the data of {', '.join(owners)}" if owners
-            else ", ".join(targets) if targets else "no target")
-    level = leak_level(adv, len(targets))
+    if owners:
+        return "the data of " + ", ".join(owners)
+    return ", ".join(targets) if targets else "no target"
+
+
+def attack_verdict(attack: Mapping[str, Any]) -> str:
+    """One sentence for one attack in one configuration (None-safe)."""
+    adv = attack.get("metrics", {}).get(LEAKAGE, {}).get("mean")
+    level = leak_level(adv, len(attack.get("targets", [])))
     adv_text = "n/a" if adv is None else f"{adv:.2f}"
-    return f"{who} {level} of {what} with {attack['attack']} (advantage {adv_text})."
+    return (f"{attack['threat']} {level} ({_what(attack.get('targets', []))}) with "
+            f"{attack['attack']}, advantage {adv_text}.")
+
+
+def key_findings(configs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per attack and adversary: the configurations at each level of leakage, in one line."""
+    groups: dict[tuple[str, str], dict[str, list[str]]] = {}
+    not_applicable: dict[tuple[str, str], dict[str, str]] = {}
+    for config in configs:
+        for attack in config["attacks"]:
+            key = (attack["attack"], attack["threat"])
+            if attack["status"] != "ok":
+                protocol = config["config"]["protocol"]
+                not_applicable.setdefault(key, {}).setdefault(protocol, attack.get("reason", ""))
+                continue
+            adv = attack.get("metrics", {}).get(LEAKAGE, {}).get("mean")
+            level = leak_level(adv, len(attack.get("targets", [])))
+            groups.setdefault(key, {}).setdefault(level, []).append(config["configuration"])
+    lines = []
+    for key in sorted(set(groups) | set(not_applicable)):
+        attack, threat = key
+        parts = [f"{level} in {len(labels)} configuration(s): {'; '.join(labels)}"
+                 for level, labels in groups.get(key, {}).items()]
+        parts += [f"does not apply to {protocol} ({reason})"
+                  for protocol, reason in not_applicable.get(key, {}).items()]
+        lines.append(f"{attack} as {threat} " + ". It ".join(parts) + ".")
+    return lines
 
 
 def defence_effects(configs: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -1,0 +1,321 @@
+"""Collaboration functions of data collaboration analysis: LS, GEP, OPP, GOPP and RDP.
+
+Nosaka and Yoshise, "Data Collaboration Analysis Over Matrix Manifolds"
+(arXiv:2403.02780), section 3. Every worker ``i`` shares the anchor's
+intermediate representation ``A_i = X_anc F_i`` (``r x m_i``); the master
+looks for maps ``G_i`` (``m_i x m_hat``) with ``A_i G_i ≈ A_j G_j`` for
+every pair, without distorting the structure of ``A_i``:
+
+* **LS** (Imakura and Sakurai 2020): target ``Z`` = the first ``m_hat`` left
+  singular vectors of ``[A_1 .. A_c]``, ``G_i = pinv(A_i) Z``;
+* **GEP** (Kawakami 2022): minimise ``sum_{i<j} ||A_i g_i - A_j g_j||^2``
+  column by column under ``sum_i ||A_i g_i||^2 = 1``; the stationary points
+  solve ``A^T A g = mu D g`` with ``A = [A_1 .. A_c]`` and
+  ``D = blockdiag(A_i^T A_i)`` and the best ``m_hat`` are the largest ``mu``;
+* **OPP** (the paper's proposal): the same target ``Z``, ``G_i`` orthogonal:
+  ``G_i = U V^T`` from the SVD ``A_i^T Z = U S V^T`` (Schönemann 1966);
+* **GOPP**: ``Z`` free too; alternate the Procrustes step and ``Z`` = the mean
+  of the ``A_i G_i`` until ``Z`` settles;
+* **RDP**: relax orthogonality into a penalty on rank deficiency,
+  ``sum_{i<j} ||A_i G_i - A_j G_j||^2 + weight sum_i p(log det(G_i^T G_i))``.
+
+The paper's equation for the RDP penalty is not in our copy of the text; its
+description ("exponential penalties when the Gram determinant decreases from 1
+towards 0, logarithmic penalties as it increases away from 1", built on the
+log-determinant) is met by ``p(l) = exp(-l) + l``, which is smallest (1) at
+``det = 1`` (every orthogonal ``G_i``) and is what this module uses.
+
+Nothing here knows about parties: these are pure functions on arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+
+from fedsec.errors import ValidationError
+
+METHODS = ("ls", "gep", "opp", "gopp", "rdp")
+
+
+@dataclass(frozen=True)
+class Collaboration:
+    """Collaboration functions ``G_i`` and how they were found.
+
+    Attributes
+    ----------
+    functions : tuple of numpy.ndarray
+        One ``m_i x m_hat`` matrix per worker, in the order of the anchors.
+    iterations : int
+        Iterations of the iterative methods (0 for the closed forms).
+    history : tuple of float
+        The method's objective, first to last (empty for the closed forms).
+    """
+
+    functions: tuple[np.ndarray, ...]
+    iterations: int = 0
+    history: tuple[float, ...] = ()
+
+
+def _check(anchors: Sequence[np.ndarray], n_dims: int) -> list[np.ndarray]:
+    blocks = [np.asarray(A, dtype=np.float64) for A in anchors]
+    if not blocks:
+        raise ValidationError("Collaboration functions need at least one anchor representation.")
+    rows = {A.shape[0] for A in blocks}
+    if len(rows) != 1 or any(A.ndim != 2 for A in blocks):
+        raise ValidationError(
+            "Every anchor representation must be a matrix over the same anchor rows; got shapes "
+            f"{[A.shape for A in blocks]}."
+        )
+    smallest = min(A.shape[1] for A in blocks)
+    if not 1 <= n_dims <= smallest:
+        raise ValidationError(
+            f"The collaborative dimension must be in [1, {smallest}] (the smallest intermediate "
+            f"dimension). Got {n_dims} instead."
+        )
+    return blocks
+
+
+def _spans(anchors: Sequence[np.ndarray]) -> list[tuple[int, int]]:
+    """Row ranges of each worker's block in the stacked ``G``."""
+    return list(pairwise(np.cumsum([0] + [int(np.shape(A)[1]) for A in anchors]).tolist()))
+
+
+def target_basis(anchors: Sequence[np.ndarray], n_dims: int) -> np.ndarray:
+    """``Z``: the first ``n_dims`` left singular vectors of ``[A_1 .. A_c]``.
+
+    Computed from the small Gram matrix ``[A_1..A_c]^T [A_1..A_c]`` (its
+    eigenvectors are the right singular vectors), which is much cheaper than
+    an SVD of the tall stacked matrix and as accurate for the leading vectors.
+
+    Examples
+    --------
+    >>> A = np.diag([3.0, 2.0, 1.0])[:, :2]
+    >>> Z = target_basis([A, A], 2)
+    >>> np.allclose(np.abs(Z), np.eye(3)[:, :2])
+    True
+    """
+    blocks = _check(anchors, n_dims)
+    stacked = np.hstack(blocks)
+    values, vectors = np.linalg.eigh(stacked.T @ stacked)
+    top = np.argsort(values)[::-1][:n_dims]
+    Z = stacked @ vectors[:, top]
+    Z /= np.linalg.norm(Z, axis=0)
+    return Z
+
+
+def procrustes(A: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """The ``G`` with orthonormal columns that minimises ``||A G - Z||_F``: ``U V^T``.
+
+    Examples
+    --------
+    >>> R = np.array([[0.0, -1.0], [1.0, 0.0]])
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])
+    >>> np.allclose(procrustes(A, A @ R), R)
+    True
+    """
+    U, _, Vt = np.linalg.svd(np.asarray(A).T @ np.asarray(Z), full_matrices=False)
+    return U @ Vt
+
+
+def least_squares(anchors: Sequence[np.ndarray], n_dims: int) -> Collaboration:
+    """LS: ``G_i = pinv(A_i) Z`` with ``Z`` from :func:`target_basis`."""
+    blocks = _check(anchors, n_dims)
+    Z = target_basis(blocks, n_dims)
+    return Collaboration(tuple(np.linalg.lstsq(A, Z, rcond=None)[0] for A in blocks))
+
+
+def orthogonal_procrustes(anchors: Sequence[np.ndarray], n_dims: int) -> Collaboration:
+    """OPP: ``G_i`` orthogonal, the Procrustes rotation of ``A_i`` onto ``Z``."""
+    blocks = _check(anchors, n_dims)
+    Z = target_basis(blocks, n_dims)
+    return Collaboration(tuple(procrustes(A, Z) for A in blocks))
+
+
+def generalized_eigen(anchors: Sequence[np.ndarray], n_dims: int) -> Collaboration:
+    """GEP: the top ``n_dims`` generalized eigenvectors of ``(A^T A, blockdiag(A_i^T A_i))``.
+
+    Each column ``g`` (stacked over workers) is normalised to
+    ``sum_i ||A_i g_i||^2 = 1``, the constraint that removes the trivial
+    solution; then ``sum_{i<j} ||A_i g_i - A_j g_j||^2 = c - mu``.
+    """
+    blocks = _check(anchors, n_dims)
+    stacked = np.hstack(blocks)
+    gram = stacked.T @ stacked
+    spans = _spans(blocks)
+    diagonal = scipy.linalg.block_diag(*[gram[a:b, a:b] for a, b in spans])
+    size = gram.shape[0]
+    _, vectors = scipy.linalg.eigh(gram, diagonal, subset_by_index=[size - n_dims, size - 1])
+    vectors = vectors[:, ::-1]
+    return Collaboration(tuple(vectors[a:b] for a, b in spans))
+
+
+def generalized_procrustes(anchors: Sequence[np.ndarray], n_dims: int, *, tol: float = 1e-10,
+                           max_iterations: int = 100) -> Collaboration:
+    """GOPP: alternate minimisation of ``sum_i ||A_i G_i - Z||^2`` over orthogonal ``G_i``, ``Z``.
+
+    Starts from the LS/OPP target; stops when ``||Z_new - Z|| <= tol ||Z_new||``.
+    ``history`` holds the objective after each full iteration (it never increases).
+    """
+    blocks = _check(anchors, n_dims)
+    Z = target_basis(blocks, n_dims)
+    history: list[float] = []
+    functions: tuple[np.ndarray, ...] = ()
+    settled = False
+    while not settled and len(history) < max_iterations:
+        functions = tuple(procrustes(A, Z) for A in blocks)
+        mapped = [A @ G for A, G in zip(blocks, functions, strict=True)]
+        new = np.mean(mapped, axis=0)
+        history.append(float(sum(np.sum((M - new) ** 2) for M in mapped)))
+        settled = bool(np.linalg.norm(new - Z) <= tol * np.linalg.norm(new))
+        Z = new
+    return Collaboration(functions, len(history), tuple(history))
+
+
+def alignment_error(anchors: Sequence[np.ndarray], functions: Sequence[np.ndarray]) -> float:
+    """``sum_{i<j} ||A_i G_i - A_j G_j||_F^2`` (computed as ``c sum ||M_i||^2 - ||sum M_i||^2``).
+
+    Examples
+    --------
+    >>> A = [np.ones((3, 1)), np.zeros((3, 1))]
+    >>> alignment_error(A, [np.eye(1), np.eye(1)])
+    3.0
+    """
+    mapped = [np.asarray(A) @ np.asarray(G) for A, G in zip(anchors, functions, strict=True)]
+    total = np.sum(mapped, axis=0)
+    return float(len(mapped) * sum(np.sum(M**2) for M in mapped) - np.sum(total**2))
+
+
+def alignment_operator(anchors: Sequence[np.ndarray]) -> np.ndarray:
+    """``L = c blockdiag(A_i^T A_i) - A^T A``: the alignment error is ``tr(G^T L G)``.
+
+    ``G`` stacks the ``G_i`` vertically (in the order of the anchors).
+    """
+    stacked = np.hstack([np.asarray(A, dtype=np.float64) for A in anchors])
+    gram = stacked.T @ stacked
+    operator = -gram
+    for a, b in _spans(anchors):
+        operator[a:b, a:b] += len(anchors) * gram[a:b, a:b]
+    return operator
+
+
+def rank_penalty(log_det: float) -> float:
+    """``p(l) = exp(-l) + l``: 1 at ``det = 1``, exponential towards rank deficiency.
+
+    Examples
+    --------
+    >>> rank_penalty(0.0)
+    1.0
+    """
+    return float(np.exp(-log_det) + log_det)
+
+
+def rdp_objective(anchors: Sequence[np.ndarray], functions: Sequence[np.ndarray], *,
+                  weight: float) -> float:
+    """The RDP objective: alignment error plus ``weight`` times the rank penalties."""
+    penalty = 0.0
+    for G in functions:
+        sign, log_det = np.linalg.slogdet(np.asarray(G).T @ np.asarray(G))
+        if sign <= 0:
+            return float("inf")
+        penalty += rank_penalty(float(log_det))
+    return alignment_error(anchors, functions) + weight * penalty
+
+
+def rank_deficiency_penalty(anchors: Sequence[np.ndarray], n_dims: int, *, weight: float = 1.0,
+                            init: str = "opp", max_iterations: int = 500,
+                            tol: float = 1e-10) -> Collaboration:
+    """RDP: minimise the rank-deficiency-penalised alignment error from LS or OPP.
+
+    The paper minimises over the manifold of full-rank ``m_i x m_hat``
+    matrices with a Riemannian BFGS (Manopt). For ``m_hat <= m_i`` that
+    manifold is an open subset of the space of all matrices, so with the
+    Euclidean metric and the identity retraction Riemannian BFGS *is*
+    ordinary quasi-Newton on the matrix entries; the penalty is a barrier that
+    keeps iterates away from the rank-deficient boundary. We therefore use
+    SciPy's L-BFGS with the analytic gradient (no extra dependency such as
+    pymanopt, and no retraction to pay for):
+
+    ``grad = 2 L G + weight (1 - exp(-l_i)) 2 G_i (G_i^T G_i)^{-1}`` per block,
+    with ``L`` from :func:`alignment_operator`.
+
+    ``history`` holds the objective at the start and at the end.
+    """
+    blocks = _check(anchors, n_dims)
+    if init not in ("ls", "opp"):
+        raise ValidationError(f"RDP starts from 'ls' or 'opp'. Got {init!r} instead.")
+    start = (least_squares if init == "ls" else orthogonal_procrustes)(blocks, n_dims)
+    operator = alignment_operator(blocks)
+    spans = _spans(blocks)
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        G = x.reshape(-1, n_dims)
+        LG = operator @ G
+        value = float(np.sum(G * LG))
+        grad = 2.0 * LG
+        for a, b in spans:
+            block = G[a:b]
+            gram = block.T @ block
+            sign, log_det = np.linalg.slogdet(gram)
+            if sign <= 0 or log_det < -700.0:
+                return float("inf"), np.zeros_like(x)
+            value += weight * rank_penalty(float(log_det))
+            grad[a:b] += weight * (1.0 - np.exp(-log_det)) * 2.0 * np.linalg.solve(gram, block.T).T
+        return value, grad.ravel()
+
+    x0 = np.vstack(start.functions).ravel()
+    first, _ = objective(x0)
+    result = scipy.optimize.minimize(objective, x0, jac=True, method="L-BFGS-B",
+                                     options={"maxiter": max_iterations, "ftol": tol,
+                                              "gtol": 1e-8})
+    best, x = float(result.fun), result.x
+    if not np.isfinite(best) or best > first:
+        best, x = first, x0
+    G = x.reshape(-1, n_dims)
+    return Collaboration(tuple(G[a:b].copy() for a, b in spans), int(result.nit), (first, best))
+
+
+def collaboration_functions(method: str, anchors: Sequence[np.ndarray], n_dims: int, *,
+                            rdp_weight: float = 1.0, rdp_init: str = "opp",
+                            max_iterations: int = 500, tol: float = 1e-10) -> Collaboration:
+    """Dispatch on ``method`` (one of :data:`METHODS`)."""
+    if method == "ls":
+        return least_squares(anchors, n_dims)
+    if method == "gep":
+        return generalized_eigen(anchors, n_dims)
+    if method == "opp":
+        return orthogonal_procrustes(anchors, n_dims)
+    if method == "gopp":
+        return generalized_procrustes(anchors, n_dims, tol=tol, max_iterations=max_iterations)
+    if method == "rdp":
+        return rank_deficiency_penalty(anchors, n_dims, weight=rdp_weight, init=rdp_init,
+                                       max_iterations=max_iterations, tol=tol)
+    raise ValidationError(f"Unknown collaboration method {method!r}; use one of {METHODS}.")
+
+
+def common_scale(anchors: Sequence[np.ndarray], functions: Sequence[np.ndarray]) -> float:
+    """The one factor that gives ``[A_i G_i]`` the size of the ``A_i`` (scaled to ``m_hat``).
+
+    ``s^2 = sum_i ||A_i||^2 m_hat / m_i / sum_i ||A_i G_i||^2``: 1 for square
+    orthogonal ``G_i``. LS and GEP fix the scale of ``G_i`` through a target
+    with orthonormal columns or a unit-norm constraint, which leaves the
+    collaborative representation about ``1/sqrt(r)`` times smaller than the
+    data; a scale-sensitive model (L2-regularised logistic regression) then
+    sees almost nothing. Multiplying every ``G_i`` by the same ``s`` keeps the
+    alignment exactly as it is.
+
+    Examples
+    --------
+    >>> common_scale([np.ones((4, 2))], [0.5 * np.eye(2)])
+    2.0
+    """
+    n_dims = np.shape(functions[0])[1]
+    size = sum(np.sum(np.asarray(A) ** 2) * n_dims / np.shape(A)[1] for A in anchors)
+    mapped = sum(np.sum((np.asarray(A) @ np.asarray(G)) ** 2)
+                 for A, G in zip(anchors, functions, strict=True))
+    return float(np.sqrt(size / mapped)) if mapped > 0 else 1.0

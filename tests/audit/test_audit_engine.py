@@ -1,0 +1,165 @@
+"""Running audits: grid, files, resume after a kill, user defences, gates, parallel jobs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from fedsec.audit import load_spec, run_audit
+from fedsec.report import build_report
+
+FEDSEC = [sys.executable, "-m", "fedsec.cli.main"]
+
+SCENARIO = """
+[audit]
+name = "tiny"
+description = "secure sum under plain and noise, with and without noise on the contributions"
+protocols = ["secure-sum"]
+dataset = "iris"
+backends = ["plain", "noise"]
+seeds = [0, 1]
+
+[[defenses]]
+name = "gaussian-noise"
+sigma = [0.5]
+
+[[attacks]]
+name = "contribution-readout"
+as = ["aggregator", "eavesdropper:party1->aggregator"]
+"""
+
+
+def write(tmp_path: Path, text: str = SCENARIO, name: str = "tiny.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def fedsec(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*FEDSEC, *args], capture_output=True, text=True, timeout=600,
+                          check=False, cwd=cwd)
+
+
+def test_audit_writes_cells_and_a_report(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path))
+    cells = run_audit(spec, tmp_path / "out")
+    assert len(cells) == 8 and all(c["status"] == "ok" for c in cells)
+    report = build_report(tmp_path / "out")
+    for name in ("report.html", "report.md", "results.json"):
+        assert (tmp_path / "out" / name).is_file()
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["schema_version"] == "1" and len(data["configurations"]) == 4
+    plain = next(c for c in report["configurations"]
+                 if c["configuration"] == "secure-sum | plain | no defence")
+    readout = next(a for a in plain["attacks"] if a["threat"] == "aggregator")
+    assert readout["metrics"]["advantage"]["mean"] == 1.0
+    masked = next(c for c in report["configurations"]
+                  if c["configuration"] == "secure-sum | noise | no defence")
+    readout = next(a for a in masked["attacks"] if a["threat"] == "aggregator")
+    assert readout["metrics"]["advantage"]["mean"] == pytest.approx(0.0)
+    assert any("recovers (nearly) exactly" in v for v in report["verdicts"])
+    assert all(c["command"].startswith("fedsec audit") and "--cell" in c["command"]
+               for c in cells)
+    assert "estimates" not in json.dumps(data)  # reconstructions are never stored
+
+
+def test_rerunning_skips_finished_cells(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path))
+    first = run_audit(spec, tmp_path / "out", only=spec.cells()[0].id)
+    assert len(first) == 1
+    messages: list[str] = []
+    run_audit(spec, tmp_path / "out", progress=messages.append)
+    assert messages[0].startswith("8 cells, 1 already done, 7 to run")
+
+
+def test_killing_an_audit_midway_then_rerunning_completes_only_the_rest(tmp_path: Path) -> None:
+    spec_path = write(tmp_path)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*FEDSEC, "audit", str(spec_path), "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "cells").glob("*.json"))) < 2:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    done_before = {p.name: p.stat().st_mtime_ns for p in (out / "cells").glob("*.json")}
+    assert 2 <= len(done_before) < 8
+    result = fedsec("audit", str(spec_path), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"{len(done_before)} already done, {8 - len(done_before)} to run" in result.stderr
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "cells").glob("*.json")}
+    assert len(after) == 8
+    assert all(after[name] == mtime for name, mtime in done_before.items())
+
+
+def test_a_user_defence_outside_the_package_runs_by_module_path(tmp_path: Path) -> None:
+    (tmp_path / "my_defences.py").write_text(textwrap.dedent('''
+        from dataclasses import dataclass
+
+        from fedsec.interfaces import Defense
+
+
+        class RoundContributions(Defense):
+            """Round every contribution to a multiple of step before it is sent."""
+
+            points = frozenset({"secure_sum.contribution"})
+
+            @dataclass(frozen=True, kw_only=True)
+            class Params:
+                step: float = 10.0
+
+            def transform(self, party, tag, values):
+                return (values / self.params.step).round() * self.params.step
+    '''))
+    spec_path = write(tmp_path, SCENARIO.replace('name = "gaussian-noise"\nsigma = [0.5]',
+                                                 'name = "my_defences:RoundContributions"\n'
+                                                 'step = [50.0]'))
+    result = fedsec("audit", str(spec_path), "--out", str(tmp_path / "out"), "--json",
+                    cwd=tmp_path.parent)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    labels = {c["configuration"] for c in report["configurations"]}
+    assert "secure-sum | plain | my_defences:RoundContributions:step=50.0" in labels
+    rounded = next(c for c in report["configurations"]
+                   if c["configuration"].startswith("secure-sum | plain | my_defences"))
+    readout = next(a for a in rounded["attacks"] if a["threat"] == "aggregator")
+    assert readout["metrics"]["advantage"]["mean"] < 1.0  # rounding hides the exact values
+
+
+def test_fail_if_gate_and_parallel_jobs(tmp_path: Path) -> None:
+    spec_path = write(tmp_path)
+    crossed = fedsec("audit", str(spec_path), "--out", str(tmp_path / "a"), "--jobs", "2",
+                     "--fail-if", "leakage.advantage > 0.9")
+    assert crossed.returncode == 1
+    assert "threshold crossed: secure-sum | plain | no defence" in crossed.stderr
+    assert len(list((tmp_path / "a" / "cells").glob("*.json"))) == 8
+    clean = fedsec("audit", str(spec_path), "--out", str(tmp_path / "a"),
+                   "--fail-if", "leakage.advantage > 1.5")
+    assert clean.returncode == 0 and "8 cells, 8 already done" in clean.stderr
+    bad = fedsec("audit", str(spec_path), "--fail-if", "advantage big")
+    assert bad.returncode == 2 and "leakage.METRIC OP NUMBER" in bad.stderr
+
+
+def test_report_command_rebuilds_and_refuses_empty_dirs(tmp_path: Path) -> None:
+    run_audit(load_spec(write(tmp_path)), tmp_path / "out")
+    assert not (tmp_path / "out" / "report.html").exists()  # the engine writes results only
+    rebuilt = fedsec("report", str(tmp_path / "out"))
+    assert rebuilt.returncode == 0 and (tmp_path / "out" / "report.html").is_file()
+    empty = fedsec("report", str(tmp_path / "nothing"))
+    assert empty.returncode == 2 and "holds no audit results" in empty.stderr
+
+
+def test_invalid_scenario_lists_problems_and_runs_nothing(tmp_path: Path) -> None:
+    spec_path = write(tmp_path, SCENARIO.replace('"secure-sum"', '"secure-summ"'))
+    result = fedsec("audit", str(spec_path), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "Unknown protocol 'secure-summ'" in result.stderr
+    assert not (tmp_path / "out").exists()

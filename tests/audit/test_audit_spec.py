@@ -1,0 +1,83 @@
+"""Scenario validation: every problem listed at once, before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from fedsec.audit.spec import AuditSpecError, parse_spec
+
+GOOD = {
+    "audit": {"name": "t", "protocols": ["secure-sum"], "dataset": "iris",
+              "backends": ["plain", "noise"], "seeds": [0, 1]},
+    "sweep": {"statistic": ["sum", "moments"]},
+    "defenses": [{"name": "gaussian-noise", "sigma": [0.5, 2.0]}],
+    "attacks": [{"name": "contribution-readout", "as": ["aggregator"]}],
+}
+
+
+def test_a_good_scenario_expands_into_its_grid() -> None:
+    spec = parse_spec(GOOD)
+    cells = spec.cells()
+    # 1 protocol x 2 backends x (none + 2 defence settings) x 2 statistics x 2 seeds
+    assert len(cells) == 24
+    assert len({c.id for c in cells}) == 24
+    assert {c.configuration.split(" | ")[2] for c in cells} == {
+        "no defence", "gaussian-noise:sigma=0.5", "gaussian-noise:sigma=2.0"}
+
+
+def test_ranges_and_repetitions() -> None:
+    ranged = parse_spec({"audit": {"protocols": ["fedcg-secure"], "dataset": "iris",
+                                   "repetitions": 3},
+                         "sweep": {"n_landmarks": {"start": 5, "stop": 20, "step": 5},
+                                   "regularization": {"start": 0.001, "stop": 0.1, "num": 3}},
+                         "attacks": [{"name": "gram-inference", "as": "server"}]})
+    assert ranged.seeds == (0, 1, 2)
+    assert ranged.sweep["n_landmarks"] == (5, 10, 15, 20)
+    assert ranged.sweep["regularization"] == pytest.approx((0.001, 0.0505, 0.1))
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    bad = {
+        "audit": {"protocols": ["secure-sum", "no-such-protocol"], "dataset": "irris",
+                  "backends": ["plain", "rot13"], "seeds": [-1], "colour": "red"},
+        "sweep": {"statistic": ["median"]},
+        "defenses": [{"name": "random-landmarks"}, {"name": "nope"}],
+        "attacks": [{"name": "multilateration", "as": ["server"]},
+                    {"name": "contribution-readout", "as": ["mallory"]},
+                    {"name": "contribution-readout"}],
+    }
+    with pytest.raises(AuditSpecError) as info:
+        parse_spec(bad, source="bad.toml")
+    problems = "\n".join(info.value.problems)
+    for needle in ("unknown key audit.colour", "Unknown protocol 'no-such-protocol'",
+                   "Valid protocol names", "Unknown dataset 'irris'", "Unknown backend 'rot13'",
+                   "audit.seeds must be", "'statistic' parameter",
+                   "defence 'random-landmarks' applies to none of the protocols",
+                   "Unknown defense 'nope'",
+                   "attack 'multilateration' applies to none of the protocols",
+                   "needs a name and 'as'"):
+        assert needle in problems, needle
+    assert len(info.value.problems) >= 10
+
+
+def test_threat_models_must_name_parties_of_the_runs() -> None:
+    bad = {**GOOD, "attacks": [{"name": "contribution-readout", "as": ["mallory", "party1,eve"]}]}
+    with pytest.raises(AuditSpecError) as info:
+        parse_spec(bad)
+    assert len(info.value.problems) == 2
+    assert all("Valid party names: aggregator, party1" in p for p in info.value.problems)
+
+
+def test_backend_lacking_an_operation_is_named() -> None:
+    from fedsec.backends.plain import PlainBackend
+    from fedsec.registry import register, unregister
+
+    @register("backend", "sumless")
+    class Sumless(PlainBackend):
+        operations = frozenset({"add"})
+
+    try:
+        with pytest.raises(AuditSpecError, match="'sum' \\(available in"):
+            parse_spec({**GOOD, "audit": {**GOOD["audit"], "backends": ["sumless"]}})
+    finally:
+        unregister("backend", "sumless")
