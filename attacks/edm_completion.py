@@ -45,19 +45,12 @@ ALL_METHODS = (*METHODS, "nystrom")
 def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, method: str, *,
                           rng: np.random.Generator, max_iter: int) -> np.ndarray:
     """The completed ``D_X`` (n×n) from cross distances and, when known, landmark distances."""
-    n, m = D_XW.shape
+    n = D_XW.shape[0]
     if method == "nystrom":
         if D_W is None:
             raise ValueError("The Nyström formula needs the landmark distances D_W.")
         return nystrom_completion(np.nan_to_num(D_XW, nan=np.nanmean(D_XW)), D_W, dim)
-    D, mask = assemble_edm(None, np.nan_to_num(D_XW), D_W if D_W is not None else np.zeros((m, m)))
-    mask = mask.copy()
-    missing = ~np.isfinite(D_XW)
-    mask[:n, n:][missing] = False
-    mask[n:, :n][missing.T] = False
-    if D_W is None:
-        mask[n:, n:] = False
-        np.fill_diagonal(mask, True)
+    D, mask = assemble_edm(None, D_XW, D_W)  # NaN (underflowed) entries and D_W=None: unknown
     full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter)
     return full[:n, :n]
 

@@ -27,7 +27,8 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "") -> dict[str, Any
     base: dict[str, Any] = {"schema_version": CELL_SCHEMA_VERSION, "cell": cell.id,
                             "configuration": cell.configuration, "config": cell.config_dict(),
                             "command": command}
-    config = RunConfig(protocol=cell.protocol, dataset=spec.dataset, partition=spec.partition,
+    config = RunConfig(protocol=cell.protocol, dataset=cell.dataset or spec.datasets[0],
+                       partition=spec.partition,
                        backend=cell.backend, backend_params=dict(spec.backend_params),
                        defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
                        seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling)
@@ -40,7 +41,7 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "") -> dict[str, Any
         return {**base, "status": "error", "error": f"{type(error).__name__}: {error}",
                 "traceback": traceback.format_exc(), "seconds": time.perf_counter() - started}
     record = result.record
-    attacks = [_attack(spec_attack.name, threat, spec_attack, result)
+    attacks = [_attack(spec_attack.label, threat, spec_attack, result)
                for spec_attack in spec.attacks for threat in spec_attack.threats]
     return {**base, "status": "ok",
             "metrics": _jsonable(record["metrics"]["federated"]),
@@ -57,7 +58,7 @@ def _attack(name: str, threat: str, spec_attack: Any, result: Any) -> dict[str, 
     started = time.perf_counter()
     try:
         view = build_view(result.transcript, threat, result.private)
-        attack = registry.create("attack", name, dict(spec_attack.params))
+        attack = registry.create("attack", spec_attack.name, dict(spec_attack.params))
         reason = attack.not_applicable(view)
         if reason is not None:
             return {**entry, "status": "not applicable", "reason": reason}

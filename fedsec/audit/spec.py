@@ -6,7 +6,7 @@ A scenario is a TOML file::
     name = "quickstart"
     description = "FedCG naive versus secure, attacked by the server"
     protocols = ["fedcg-naive", "fedcg-secure"]
-    dataset = "iris"
+    dataset = "iris"                             # or datasets = ["iris", "wine"]
     partition = "hybrid:cohorts=2,groups=2"     # or a table
     backends = ["plain", "noise", "ckks"]
     seeds = [0, 1]                               # or repetitions = 3 (seeds 0, 1, 2)
@@ -56,7 +56,8 @@ from fedsec import registry
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.threat import ThreatModel
 
-AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "partition", "backends",
+AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "datasets", "partition",
+              "backends",
               "backend", "seeds", "repetitions", "scaling", "test_size", "backend_params"}
 TOP_KEYS = {"audit", "params", "sweep", "defenses", "attacks"}
 
@@ -80,6 +81,13 @@ class AttackSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     scorer_params: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """The attack's name with its parameters, e.g. ``edm-completion[method=sdr]``."""
+        if not self.params:
+            return self.name
+        return self.name + "[" + ",".join(f"{k}={v}" for k, v in self.params.items()) + "]"
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -90,10 +98,11 @@ class Cell:
     defense: tuple[str, Mapping[str, Any]] | None
     params: Mapping[str, Any]
     seed: int
+    dataset: str = ""
 
     def config_dict(self) -> dict[str, Any]:
         """JSON-able description (what makes the cell unique)."""
-        return {"protocol": self.protocol, "backend": self.backend,
+        return {"protocol": self.protocol, "backend": self.backend, "dataset": self.dataset,
                 "defense": None if self.defense is None else
                 {"name": self.defense[0], "params": dict(self.defense[1])},
                 "params": dict(self.params), "seed": self.seed}
@@ -107,7 +116,8 @@ class Cell:
     @property
     def configuration(self) -> str:
         """A readable label of everything but the seed (the unit a report aggregates)."""
-        parts = [self.protocol, self.backend]
+        parts = [self.protocol, self.dataset, self.backend] if self.dataset else [
+            self.protocol, self.backend]
         if self.defense is not None:
             opts = ",".join(f"{k}={v}" for k, v in self.defense[1].items())
             parts.append(self.defense[0] + (f":{opts}" if opts else ""))
@@ -126,7 +136,7 @@ class AuditSpec:
     source: str
     raw: Mapping[str, Any]
     protocols: tuple[str, ...]
-    dataset: str
+    datasets: tuple[str, ...]
     partition: str | Mapping[str, Any] | None
     backends: tuple[str, ...]
     backend_params: Mapping[str, Any]
@@ -140,18 +150,21 @@ class AuditSpec:
     base_dir: str = "."
 
     def cells(self) -> list[Cell]:
-        """The grid: protocols × backends × (none + defences) × sweep × seeds."""
+        """The grid: protocols × datasets × backends × (none + defences) × sweep × seeds."""
         keys = list(self.sweep)
         combos = [dict(zip(keys, values, strict=True))
                   for values in itertools.product(*(self.sweep[k] for k in keys))] or [{}]
         out = []
-        for protocol, backend, defense, combo, seed in itertools.product(
-                self.protocols, self.backends, [None, *self.defenses], combos, self.seeds):
+        several = len(self.datasets) > 1
+        for protocol, dataset, backend, defense, combo, seed in itertools.product(
+                self.protocols, self.datasets, self.backends, [None, *self.defenses], combos,
+                self.seeds):
             if defense is not None:
                 cls = registry.get("defense", defense[0])
                 if cls.protocols and _protocol_name(protocol) not in cls.protocols:
                     continue
-            out.append(Cell(protocol, backend, defense, {**self.params, **combo}, seed))
+            out.append(Cell(protocol, backend, defense, {**self.params, **combo}, seed,
+                            dataset if several else ""))
         return out
 
 
@@ -181,8 +194,9 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         problems.append(f"unknown key audit.{key}; valid keys: {', '.join(sorted(AUDIT_KEYS))}")
     protocols = _names(audit, "protocols", "protocol", "protocol", problems)
     backends = _names(audit, "backends", "backend", "backend", problems) or ["plain"]
-    dataset = audit.get("dataset")
-    _check_dataset(dataset, problems)
+    datasets = _names(audit, "datasets", "dataset", "dataset", problems)
+    for dataset in datasets:
+        _check_dataset(dataset, problems)
     seeds = _seeds(audit, problems)
     params = dict(raw.get("params", {}))
     sweep = {k: _values(k, v, problems) for k, v in dict(raw.get("sweep", {})).items()}
@@ -192,7 +206,8 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     for backend in backends:
         _get("backend", backend, problems)
     _check_combinations(classes, backends, defenses, attacks, params, sweep, problems)
-    _check_threats(classes, dataset, audit.get("partition"), attacks, problems)
+    for dataset in datasets or [None]:
+        _check_threats(classes, dataset, audit.get("partition"), attacks, problems)
     if not attacks:
         problems.append("no [[attacks]]: an audit needs at least one attack to score leakage")
     if problems:
@@ -200,7 +215,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     return AuditSpec(
         name=str(audit.get("name", Path(source).stem)),
         description=str(audit.get("description", "")), source=source, raw=raw,
-        protocols=tuple(protocols), dataset=str(dataset), partition=audit.get("partition"),
+        protocols=tuple(protocols), datasets=tuple(datasets), partition=audit.get("partition"),
         backends=tuple(backends), backend_params=dict(audit.get("backend_params", {})),
         seeds=tuple(seeds), scaling=str(audit.get("scaling", "minmax")),
         test_size=float(audit.get("test_size", 0.25)), params=params,
@@ -213,8 +228,8 @@ def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,
            problems: list[str]) -> list[str]:
     value = audit.get(plural, audit.get(singular))
     if value is None:
-        if kind == "protocol":
-            problems.append("audit.protocols is missing: name at least one protocol")
+        if kind in ("protocol", "dataset"):
+            problems.append(f"audit.{plural} is missing: name at least one {kind}")
         return []
     values = [value] if isinstance(value, str) else list(value)
     if not all(isinstance(v, str) for v in values):

@@ -72,7 +72,7 @@ def _order(config: dict[str, Any]) -> tuple[Any, ...]:
     defence = "" if c["defense"] is None else json.dumps(c["defense"], sort_keys=True)
     params = tuple((k, (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)))
                    for k, v in sorted(c["params"].items()))
-    return (c["protocol"], c["backend"], defence, params)
+    return (c["protocol"], c.get("dataset", ""), c["backend"], defence, params)
 
 
 def _who_learned(configs: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]]:

@@ -105,7 +105,7 @@ def defence_effects(configs: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def _key(config: Mapping[str, Any]) -> tuple[Any, ...]:
     c = config["config"]
-    return (c["protocol"], c["backend"], tuple(sorted(c["params"].items())))
+    return (c["protocol"], c.get("dataset", ""), c["backend"], tuple(sorted(c["params"].items())))
 
 
 def _describe(config: Mapping[str, Any]) -> str:
