@@ -2,6 +2,7 @@
 
 from attacks import contribution_readout, edm_completion, kernel_inversion, linear_inference
 from attacks import pinv_reconstruction as pinv_reconstruction  # also registers epsilon_dr
+from attacks import tree_collusion as tree_collusion  # also registers fdskl_inference
 
 __all__ = [
     "contribution_readout",
@@ -9,4 +10,5 @@ __all__ = [
     "kernel_inversion",
     "linear_inference",
     "pinv_reconstruction",
+    "tree_collusion",
 ]

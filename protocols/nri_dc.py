@@ -152,6 +152,10 @@ class NRIDC(Protocol):
 
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
+        with collab.single_blas_thread():  # small matrices: BLAS threads only contend
+            return self._run(federation, defenses)
+
+    def _run(self, federation: Federation, defenses: Sequence[Defense]) -> Outcome:
         params: NRIDCParams = self.params
         workers = _workers(federation)
         net = federation.network
@@ -184,7 +188,6 @@ class NRIDC(Protocol):
                     "labels": net.send(worker.name, MASTER, LABELS_TAG, out.labels,
                                        meta={"n_classes": n_classes}),
                 }
-                del out  # the worker keeps nothing of its map
         predictions, collab_info = self._master(federation, workers, received, n_classes)
         per_worker, local = [], []
         with net.stage("local_model", round=0):
@@ -261,7 +264,8 @@ class NRIDC(Protocol):
                            for n in names}
         info = {"collab_seconds": seconds, "collab_iterations": found.iterations,
                 "alignment_error": collab.alignment_error(anchors, functions),
-                "collab_scale": scale, "n_dims": n_dims}
+                "collab_scale": scale, "n_dims": n_dims,
+                "collab_condition": float(max(np.linalg.cond(G) for G in functions))}
         return predictions, info
 
     def agreement_rtol(self, backend: MaskingBackend) -> float:
@@ -270,8 +274,9 @@ class NRIDC(Protocol):
 
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
         """The central model: the same model kind on the pooled training set."""
-        model = models.fit(self.params.model, train.X, train.y,
-                           generator(seed, "nri-dc/central"))
+        with collab.single_blas_thread():
+            model = models.fit(self.params.model, train.X, train.y,
+                               generator(seed, "nri-dc/central"))
         metrics = models.evaluate(model, test.X, test.y, test.n_classes)
         return Outcome(metrics=metrics, values={"roc_auc": np.asarray(metrics["roc_auc"])},
                        model=model)
@@ -285,11 +290,10 @@ def _workers(federation: Federation) -> list[Party]:
     if not workers:
         raise ValidationError("NRI-DC needs at least one worker holding data.")
     for worker in workers:
-        if len(worker.shard.cells) != 1 or worker.shard.y is None:
+        if len(worker.shard.cells) != 1 or worker.shard.cells[0].y is None:
             raise ValidationError(
-                f"NRI-DC workers hold one horizontal shard with labels; {worker.name!r} holds "
-                f"{len(worker.shard.cells)} cell(s)"
-                f"{'' if worker.shard.cells and worker.shard.y is not None else ' without labels'}."
+                "NRI-DC workers each hold one labelled horizontal shard (every feature and the "
+                f"labels of their rows); {worker.name!r} does not."
             )
     return workers
 

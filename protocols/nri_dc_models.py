@@ -2,19 +2,23 @@
 
 Nosaka and Yoshise (arXiv:2403.02780), section 4: logistic regression,
 multi-layer perceptron and random forest from scikit-learn "with default
-parameters", scored by ROC-AUC on a shared test set. We raise the iteration
-limits of the two iterative models so that they converge (the defaults stop
-early with a warning on these sets) and take their ``random_state`` from the
-run's seeded streams. A training set with a single class yields a constant
+parameters", scored by ROC-AUC on a shared test set. We keep those defaults
+except for logistic regression's iteration limit (raised so that it converges
+on anchors labelled by a linear rule, which are separable) and take
+``random_state`` from the run's seeded streams; the default MLP stops before
+it converges on these small sets, as it did in the paper, and its
+convergence warning is silenced. A training set with a single class yields a constant
 model (scikit-learn refuses to fit one), which scores an ROC-AUC of 0.5.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.neural_network import MLPClassifier
@@ -49,7 +53,7 @@ def make_model(kind: str, random_state: int) -> Any:
     if kind == "logistic":
         return LogisticRegression(max_iter=2000)
     if kind == "mlp":
-        return MLPClassifier(max_iter=1000, random_state=random_state)
+        return MLPClassifier(random_state=random_state)
     if kind == "random-forest":
         return RandomForestClassifier(random_state=random_state)
     raise ValidationError(f"Unknown model {kind!r}; use one of {MODELS}.")
@@ -69,7 +73,9 @@ def fit(kind: str, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> An
     labels = np.unique(y)
     if labels.size < 2:
         return ConstantClassifier(int(labels[0]) if labels.size else 0)
-    return make_model(kind, random_state).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return make_model(kind, random_state).fit(X, y)
 
 
 def probabilities(model: Any, X: np.ndarray, n_classes: int) -> np.ndarray:
