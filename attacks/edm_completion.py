@@ -63,6 +63,7 @@ class EDMCompletion(Attack):
                "algorithms or the Nyström formula), then classical MDS.")
     paper = PAPER
     needs_any_tags = frozenset({"kernel_block", "chain_product"})
+    default_scorer = "point-recovery"
 
     @dataclass(frozen=True, kw_only=True)
     class Params:

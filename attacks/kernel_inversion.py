@@ -217,6 +217,7 @@ class Multilateration(Attack):
                "(landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).")
     paper = PAPER
     needs_any_tags = frozenset({"kernel_block", "chain_product"})
+    default_scorer = "point-recovery"
 
     @dataclass(frozen=True, kw_only=True)
     class Params:

@@ -112,6 +112,7 @@ class PinvReconstruction(Attack):
                "worker-master collusion or eavesdropping without TLS (rows stay permuted).")
     paper = PAPER
     needs_tags = frozenset({INTERMEDIATE_TAG, ANCHOR_REPR_TAG})
+    default_scorer = "matched-rows"
 
     def not_applicable(self, view: View) -> str | None:
         reason = super().not_applicable(view)

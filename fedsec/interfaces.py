@@ -39,6 +39,7 @@ class Protocol(Component, ABC):
     partition_kinds: ClassVar[tuple[str, ...]] = ("horizontal", "vertical", "hybrid")
     default_partition: ClassVar[str] = "horizontal:parties=3"
     default_dataset: ClassVar[str] = "iris"
+    default_test_size: ClassVar[float | int] = 0.25  # a fraction, or a number of test rows
     coordinators: ClassVar[tuple[tuple[str, str], ...]] = ()
     requires: ClassVar[frozenset[str]] = frozenset()
     exposes: ClassVar[frozenset[str]] = frozenset()
@@ -92,13 +93,15 @@ class Attack(Component, ABC):
     """
 
     kind = "attack"
+    default_scorer: ClassVar[str] = "reconstruction-error"
     needs_tags: ClassVar[frozenset[str]] = frozenset()
     needs_any_tags: ClassVar[frozenset[str]] = frozenset()
     needs_knowledge: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
-        return {"needs_tags": sorted(cls.needs_tags), "needs_any_tags": sorted(cls.needs_any_tags),
+        return {"default_scorer": cls.default_scorer, "needs_tags": sorted(cls.needs_tags),
+                "needs_any_tags": sorted(cls.needs_any_tags),
                 "needs_knowledge": sorted(cls.needs_knowledge)}
 
     def not_applicable(self, view: View) -> str | None:

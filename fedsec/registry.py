@@ -25,6 +25,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "defense": ("defenses", "fedsec.defenses"),
     "scorer": ("fedsec.scoring", "fedsec.scorers"),
 }
+#: Packages that also register components of a kind (attack modules define scorers).
+ALSO: dict[str, tuple[str, ...]] = {"scorer": ("attacks",)}
 
 _REGISTRY: dict[str, dict[str, type]] = {kind: {} for kind in KINDS}
 _LOADED: set[str] = set()
@@ -109,6 +111,8 @@ def _load(kind: str) -> None:
     _LOADED.add(kind)
     package, group = KINDS[kind]
     importlib.import_module(package)
+    for extra in ALSO.get(kind, ()):
+        importlib.import_module(extra)
     for ep in entry_points(group=group):
         try:
             cls = ep.load()

@@ -49,14 +49,17 @@ class RunConfig:
     defenses: Sequence[tuple[str, Mapping[str, Any]]] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
-    test_size: float = 0.25
+    test_size: float | int | None = None
     scaling: str = "minmax"
     reference: bool = True
 
     def __post_init__(self) -> None:
         check_int(self.seed, owner="run", name="seed", min_value=0)
-        check_float(self.test_size, owner="run", name="test_size", min_value=0.0,
-                    max_value=0.9, min_inclusive=False)
+        if isinstance(self.test_size, int) and not isinstance(self.test_size, bool):
+            check_int(self.test_size, owner="run", name="test_size", min_value=1)
+        elif self.test_size is not None:
+            check_float(self.test_size, owner="run", name="test_size", min_value=0.0,
+                        max_value=0.9, min_inclusive=False)
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
@@ -89,7 +92,8 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
     dataset_name = config.dataset or protocol.default_dataset
     say(f"loading dataset {dataset_name}")
     dataset = load(dataset_name)
-    split = dataset.split(test_size=config.test_size, rng=generator(config.seed, "split"))
+    test_size = protocol.default_test_size if config.test_size is None else config.test_size
+    split = dataset.split(test_size=test_size, rng=generator(config.seed, "split"))
     split = split.scaled(config.scaling)
     train, test = split.train, split.test
     spec = parse_partition(config.partition or protocol.default_partition)
@@ -135,7 +139,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         "defenses": [d.describe() for d in defenses],
         "dataset": {"name": dataset.name, "train_samples": train.n_samples,
                     "test_samples": test.n_samples, "features": train.n_features,
-                    "task": train.task, "scaling": config.scaling, "test_size": config.test_size},
+                    "task": train.task, "scaling": config.scaling, "test_size": test_size},
         "partition": {"spec": str(spec), **partition.describe()},
         "seed": config.seed, "versions": versions(),
         "metrics": {"federated": dict(outcome.metrics), "centralized": dict(reference.metrics)},

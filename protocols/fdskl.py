@@ -52,11 +52,15 @@ from fedsec.validation import check_choice
 from protocols import dsg
 from protocols import random_features as rf
 from protocols.fdskl_sums import (
+    COLUMNS_TAG,
     OFFSET_MODES,
     OFFSET_TAG,
     PARTIAL_TAG,
+    PLAN_TAG,
     PREDICTION_TAG,
     SAMPLE_TAG,
+    STATISTICS_TAG,
+    WIDTH_TAG,
     Algorithm3,
     Pairs,
     broadcast_down,
@@ -70,11 +74,6 @@ from protocols.fdskl_trees import KINDS, TreePlan, build_plan, layout
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
     from fedsec.federation import Federation, Party
-
-PLAN_TAG = "tree_plan"
-COLUMNS_TAG = "feature_columns"
-STATISTICS_TAG = "column_statistics"
-WIDTH_TAG = "kernel_width"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,12 +22,17 @@ from fedsec.errors import CapabilityError
 from fedsec.views import View
 from protocols import dsg
 from protocols import random_features as rf
-from protocols.fdskl_sums import OFFSET_TAG, PARTIAL_TAG, SAMPLE_TAG, owned
+from protocols.fdskl_sums import (
+    COLUMNS_TAG,
+    OFFSET_TAG,
+    PARTIAL_TAG,
+    PLAN_TAG,
+    SAMPLE_TAG,
+    WIDTH_TAG,
+    owned,
+)
 from protocols.fdskl_trees import TreePlan, plan_from_dict
 
-PLAN_TAG = "tree_plan"
-COLUMNS_TAG = "feature_columns"
-WIDTH_TAG = "kernel_width"
 NOISE_MEAN = np.pi
 NOISE_VAR = np.pi**2 / 3.0
 """Mean and variance of one offset, uniform on [0, 2 pi]."""

@@ -39,6 +39,10 @@ PARTIAL_TAG = "partial_dot"
 OFFSET_TAG = "offset_sum"
 SAMPLE_TAG = "sample_index"
 PREDICTION_TAG = "partial_prediction"
+PLAN_TAG = "tree_plan"
+COLUMNS_TAG = "feature_columns"
+STATISTICS_TAG = "column_statistics"
+WIDTH_TAG = "kernel_width"
 OFFSET_MODES = ("per-feature", "fresh", "none")
 
 

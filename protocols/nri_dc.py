@@ -142,8 +142,9 @@ class NRIDC(Protocol):
                "collaboration functions (LS, GEP, OPP, GOPP, RDP), one round.")
     paper = PAPER
     partition_kinds = ("horizontal",)
-    default_partition = "horizontal:parties=11,size=50"
+    default_partition = "horizontal:parties=13,size=50"
     default_dataset = "pima"
+    default_test_size = 100  # the paper's 100 shared test samples
     coordinators = ((MASTER, "master"),)
     requires = frozenset()
     exposes = frozenset({ANCHOR_TAG, INTERMEDIATE_TAG, ANCHOR_REPR_TAG, LABELS_TAG,

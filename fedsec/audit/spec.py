@@ -142,7 +142,7 @@ class AuditSpec:
     backend_params: Mapping[str, Any]
     seeds: tuple[int, ...]
     scaling: str
-    test_size: float
+    test_size: float | None
     params: Mapping[str, Any]
     sweep: Mapping[str, tuple[Any, ...]]
     defenses: tuple[tuple[str, Mapping[str, Any]], ...]
@@ -218,7 +218,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         protocols=tuple(protocols), datasets=tuple(datasets), partition=audit.get("partition"),
         backends=tuple(backends), backend_params=dict(audit.get("backend_params", {})),
         seeds=tuple(seeds), scaling=str(audit.get("scaling", "minmax")),
-        test_size=float(audit.get("test_size", 0.25)), params=params,
+        test_size=audit.get("test_size"), params=params,
         sweep={k: tuple(v) for k, v in sweep.items()}, defenses=tuple(defenses),
         attacks=tuple(attacks), base_dir=base_dir,
     )
@@ -322,8 +322,10 @@ def _attacks(entries: Iterable[Any], problems: list[str]) -> list[AttackSpec]:
             problems.append(f"attacks[{i}] has unknown keys {sorted(unknown)}; valid: name, as, "
                             "scorer, params, scorer_params")
         threats = [entry["as"]] if isinstance(entry["as"], str) else list(entry["as"])
+        default = _get_quiet("attack", entry["name"])
         spec = AttackSpec(name=entry["name"], threats=tuple(threats),
-                          scorer=entry.get("scorer", "reconstruction-error"),
+                          scorer=entry.get("scorer", default.default_scorer if default
+                                           else "reconstruction-error"),
                           params=dict(entry.get("params", {})),
                           scorer_params=dict(entry.get("scorer_params", {})))
         cls = _get("attack", spec.name, problems)

@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
                    help="an attack parameter (repeatable)")
     p.add_argument("--truth", metavar="DIR", help="run directory whose private store scores "
                                                   "the attack")
-    p.add_argument("--scorer", default="reconstruction-error", help="scorer name")
+    p.add_argument("--scorer", help="scorer name (default: the attack's own)")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(handler=handle)
 
@@ -62,7 +62,7 @@ def handle(args: argparse.Namespace) -> int:
         if not truth_path.is_file():
             raise ValidationError(f"--truth {args.truth}: no {PRIVATE_FILE} there; pass the "
                                   "directory 'fedsec run --out' wrote.")
-        scorer = registry.create("scorer", args.scorer)
+        scorer = registry.create("scorer", args.scorer or attack.default_scorer)
         outcome["scores"] = scorer.score(reconstruction, load_private(truth_path))
     if args.json:
         print_json(outcome)

@@ -34,12 +34,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="params",
                    help="a protocol parameter (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="root seed of the run (default: 0)")
-    p.add_argument("--test-size", type=float, default=0.25, help="test fraction (default: 0.25)")
+    p.add_argument("--test-size", type=_test_size, default=None,
+                   help="test fraction, or a number of test rows (default: the protocol's, "
+                        "usually 0.25)")
     p.add_argument("--scaling", default="minmax", choices=("minmax", "standard", "none"),
                    help="feature scaling fitted on the training set (default: minmax)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=handle)
+
+
+def _test_size(text: str) -> float | int:
+    """``0.2`` is a fraction, ``100`` a number of rows."""
+    return int(text) if text.isdigit() else float(text)
 
 
 def parse_defense(text: str) -> tuple[str, dict[str, str]]:
