@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import shlex
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -55,6 +56,7 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
     is known, so an interrupted audit resumes where it stopped.
     """
     say = progress or (lambda _m: None)
+    threading.Thread(target=_prepare_plotting, daemon=True).start()
     out = Path(out_dir)
     (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
     write_json(out / SCENARIO_FILE, {"source": spec.source, "name": spec.name,
@@ -78,6 +80,14 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
             f"({result['seconds']:.1f} s, {time.perf_counter() - started:.0f} s elapsed)")
     return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
             if cell_path(out, c).is_file()]
+
+
+def _prepare_plotting() -> None:
+    """Import the plotting library while the grid runs, so the report does not wait for it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
 
 
 def _results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int):
