@@ -81,12 +81,17 @@ class AttackSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     scorer_params: Mapping[str, Any] = field(default_factory=dict)
 
+    default_scorer: str = "reconstruction-error"
+
     @property
     def label(self) -> str:
-        """The attack's name with its parameters, e.g. ``edm-completion[method=sdr]``."""
-        if not self.params:
-            return self.name
-        return self.name + "[" + ",".join(f"{k}={v}" for k, v in self.params.items()) + "]"
+        """Name, parameters and any non-default scorer, e.g. ``pinv-reconstruction/epsilon-dr``."""
+        text = self.name
+        if self.params:
+            text += "[" + ",".join(f"{k}={v}" for k, v in self.params.items()) + "]"
+        if self.scorer != self.default_scorer:
+            text += f"/{self.scorer}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -323,9 +328,10 @@ def _attacks(entries: Iterable[Any], problems: list[str]) -> list[AttackSpec]:
                             "scorer, params, scorer_params")
         threats = [entry["as"]] if isinstance(entry["as"], str) else list(entry["as"])
         default = _get_quiet("attack", entry["name"])
+        default_scorer = default.default_scorer if default else "reconstruction-error"
         spec = AttackSpec(name=entry["name"], threats=tuple(threats),
-                          scorer=entry.get("scorer", default.default_scorer if default
-                                           else "reconstruction-error"),
+                          scorer=entry.get("scorer", default_scorer),
+                          default_scorer=default_scorer,
                           params=dict(entry.get("params", {})),
                           scorer_params=dict(entry.get("scorer_params", {})))
         cls = _get("attack", spec.name, problems)

@@ -40,7 +40,12 @@ def _what(targets: Sequence[str]) -> str:
 
 def attack_verdict(attack: Mapping[str, Any]) -> str:
     """One sentence for one attack in one configuration (None-safe)."""
-    adv = attack.get("metrics", {}).get(LEAKAGE, {}).get("mean")
+    metrics = attack.get("metrics", {})
+    if LEAKAGE not in metrics:  # a check rather than an attack score (e.g. epsilon-DR)
+        shown = ", ".join(f"{k} {v['mean']:.3g}" for k, v in metrics.items()
+                          if v.get("mean") is not None)
+        return f"{attack['threat']}, {attack['attack']}: {shown}."
+    adv = metrics[LEAKAGE].get("mean")
     level = leak_level(adv, len(attack.get("targets", [])))
     adv_text = "n/a" if adv is None else f"{adv:.2f}"
     return (f"{attack['threat']} {level} ({_what(attack.get('targets', []))}) with "
