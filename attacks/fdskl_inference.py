@@ -28,7 +28,7 @@ free by them fixed from the offsets' known mean).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +36,11 @@ import numpy as np
 from scipy.linalg import null_space, orth
 
 from attacks.linear_inference import epoch_pairs, solve_linear_map
-from fedsec.errors import CapabilityError
-from fedsec.interfaces import Attack
+from fedsec.errors import CapabilityError, ValidationError
+from fedsec.interfaces import Attack, Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_int
+from fedsec.validation import check_choice, check_float, check_int
 from fedsec.views import View
 from protocols import fdskl_observations as fo
 
@@ -497,6 +497,7 @@ class LinearInference(Attack):
     summary = ("Least squares over observed messages linear in a secret (FDSKL's masked partial "
                "products, FedCG's Gram products), with noise of known mean and shared offsets.")
     paper = PAPER
+    default_scorer = "feature-recovery"
     needs_tags = frozenset()  # each extractor declares its own (EXTRACTOR_TAGS)
 
     @dataclass(frozen=True, kw_only=True)
@@ -569,3 +570,64 @@ class LinearInference(Attack):
                     and not {key for key, _, _ in s.parts} <= covered]
             return rest + shared
         return [s for s in fdskl if s.label.endswith(wanted)]
+
+
+def _recovery(estimate: np.ndarray, truth: np.ndarray, eps: float) -> dict[str, float]:
+    gap = estimate - truth
+    norm = max(float(np.linalg.norm(truth)), 1e-300)
+    columns = np.linalg.norm(gap, axis=0) / np.maximum(np.linalg.norm(truth, axis=0), 1e-300)
+    rows = np.linalg.norm(gap, axis=1) / np.maximum(np.linalg.norm(truth, axis=1), 1e-300)
+    return {"relative_error": float(np.linalg.norm(gap)) / norm,
+            "feature_error_mean": float(columns.mean()), "feature_error_max": float(columns.max()),
+            "sample_error_mean": float(rows.mean()), "sample_error_median": float(np.median(rows)),
+            "fraction_recovered": float((rows <= eps).mean())}
+
+
+@register("scorer", "feature-recovery")
+class FeatureRecovery(Scorer):
+    """Per-feature and per-sample relative errors of recovered feature blocks.
+
+    Per target (a worker's ``n x d_l`` block): the overall relative error, the
+    relative error of each feature (column: mean and worst), of each sample
+    (row: mean and median) and the fraction of samples whose relative error is
+    at most ``epsilon``; each next to the naive baseline's. No alignment: an
+    estimate off by a translation is scored as such.
+    """
+
+    summary = ("Relative error per feature and per sample, fraction of samples recovered "
+               "within epsilon, each against the baseline.")
+    paper = PAPER
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        epsilon: float = 0.05
+
+        def __post_init__(self) -> None:
+            check_float(self.epsilon, owner="scorer 'feature-recovery'", name="epsilon",
+                        min_value=0.0)
+
+    def score(self, reconstruction: Reconstruction,
+              truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
+        eps = self.params.epsilon
+        per_target: dict[str, dict[str, float]] = {}
+        for key, estimate in reconstruction.estimates.items():
+            if key not in truth:
+                raise ValidationError(f"The ground truth has no entry {key!r}; score with the "
+                                      "private store of the run that produced the transcript.")
+            target = np.atleast_2d(np.asarray(truth[key], dtype=np.float64))
+            entry = _recovery(np.atleast_2d(np.asarray(estimate, dtype=np.float64)), target, eps)
+            if key in reconstruction.baseline:
+                base = np.atleast_2d(np.asarray(reconstruction.baseline[key], dtype=np.float64))
+                entry.update({f"baseline_{k}": v for k, v in _recovery(base, target, eps).items()})
+            per_target[key] = entry
+        summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
+        names = ("relative_error", "feature_error_mean", "sample_error_mean",
+                 "fraction_recovered")
+        for name in names:
+            for prefix in ("", "baseline_"):
+                values = [e[prefix + name] for e in per_target.values() if prefix + name in e]
+                summary[prefix + name] = float(np.mean(values)) if values else float("nan")
+        error, base = summary["relative_error"], summary["baseline_relative_error"]
+        summary["advantage"] = 1.0 - error / base if base > 0 else float("nan")
+        summary["per_target"] = per_target
+        return summary

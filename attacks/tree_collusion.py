@@ -42,7 +42,7 @@ def coalition_table(obs: fo.Observations, max_size: int) -> list[dict[str, Any]]
     for requester, plan in sorted(obs.plans.items()):
         for result in enumerate_coalitions(plan, max_size, offsets=obs.mode != "none"):
             out.append({"requester": requester, "coalition": list(result.coalition),
-                        "recovers": result.workers(),
+                        "recovers": list(result.workers()),
                         "per_excluded": {k: list(v) for k, v in result.recovered.items()}})
     return out
 
@@ -54,6 +54,7 @@ class TreeCollusion(Attack):
     summary = ("Coalitions on FDSKL's trees: combine T1 and T2 sums so the offsets cancel, read "
                "exact partial dot products, solve for the covered workers' features.")
     paper = PAPER
+    default_scorer = "feature-recovery"
     needs_tags = frozenset({"partial_dot", "tree_plan"})
 
     @dataclass(frozen=True, kw_only=True)

@@ -143,6 +143,19 @@ def test_solvers_on_a_synthetic_system_with_shared_offsets() -> None:
     assert np.ptp(gap, axis=0).max() < 1e-8 and np.abs(gap).max() < 0.3
 
 
+def test_feature_recovery_scores_features_and_samples_against_the_baseline(runs) -> None:
+    result = runs["none"]
+    rec = create("attack", "tree-collusion").run(
+        build_view(result.transcript, "party1,party2", result.private))
+    assert create("attack", "tree-collusion").default_scorer == "feature-recovery"
+    scores = create("scorer", "feature-recovery", {"epsilon": 0.01}).score(rec, result.private)
+    target = scores["per_target"]["party/party3/shard/cell0/X"]
+    assert set(target) >= {"feature_error_mean", "feature_error_max", "sample_error_median",
+                           "baseline_fraction_recovered"}
+    assert scores["fraction_recovered"] > 0.75 > scores["baseline_fraction_recovered"]
+    assert scores["advantage"] > 0.5  # rows never visited keep the baseline
+
+
 def test_bad_attack_parameters_raise() -> None:
     from fedsec.errors import ValidationError
 
