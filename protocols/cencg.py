@@ -32,16 +32,21 @@ def solve(params: FedCGParams, shared: Shared, X: np.ndarray, Y: np.ndarray,
           ) -> tuple[krls.CGResult, np.ndarray]:
     """CG on the normal equations with all rows at hand; returns the result and ``K``."""
     K = krls.rbf_block(X, shared.W, shared.gamma)
+    return solve_kernel(params, shared.alpha0, K, Y), K
+
+
+def solve_kernel(params: FedCGParams, alpha0: np.ndarray, K: np.ndarray,
+                 Y: np.ndarray) -> krls.CGResult:
+    """CG on ``(K^T K + lambda I) alpha = K^T Y`` from ``alpha0`` for a kernel at hand."""
     lam = params.regularization
 
     def apply_A(P: np.ndarray, epoch: int) -> np.ndarray:
         return K.T @ (K @ P) + lam * P
 
-    residual0 = K.T @ Y - apply_A(shared.alpha0, 0)
-    result = krls.conjugate_gradient(apply_A, residual0, shared.alpha0,
-                                     tol=absolute_tol(params, residual0),
-                                     max_epochs=params.max_epochs)
-    return result, K
+    residual0 = K.T @ Y - apply_A(alpha0, 0)
+    return krls.conjugate_gradient(apply_A, residual0, alpha0,
+                                   tol=absolute_tol(params, residual0),
+                                   max_epochs=params.max_epochs)
 
 
 def absolute_tol(params: FedCGParams, residual0: np.ndarray) -> float:

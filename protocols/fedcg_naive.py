@@ -23,7 +23,7 @@ from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.registry import register
 from protocols import krls
-from protocols.cencg import PAPER, absolute_tol, reference_outcome
+from protocols.cencg import PAPER, reference_outcome, solve_kernel
 from protocols.fedcg_setup import (
     SERVER,
     FedCGParams,
@@ -88,16 +88,7 @@ class FedCGNaive(Protocol):
                                           meta={"cohort": h}))
         with net.stage("solve", round=0), net.compute(SERVER):
             K = np.vstack([cohort_kernels[h] for h in sorted(cohort_kernels)])
-            Y = np.vstack(labels)
-            lam = params.regularization
-
-            def apply_A(P: np.ndarray, epoch: int) -> np.ndarray:
-                return K.T @ (K @ P) + lam * P
-
-            residual0 = K.T @ Y - apply_A(shared.alpha0, 0)
-            result = krls.conjugate_gradient(apply_A, residual0, shared.alpha0,
-                                             tol=absolute_tol(params, residual0),
-                                             max_epochs=params.max_epochs)
+            result = solve_kernel(params, shared.alpha0, K, np.vstack(labels))
         with net.stage("model", round=0):
             net.broadcast(SERVER, federation.partition.data_parties, "model", result.alpha)
         scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, federation.test)
