@@ -99,12 +99,11 @@ class Network:
         self._party(receiver)
         self._check(tag, "tag")
         self._check(protection, "protection")
-        message = self.writer.record(
+        return self.writer.record(
             round=self.round, phase=self.phase, sender=sender, receiver=receiver, tag=tag,
             payload=payload, protection=protection, key_id=key_id, meta=meta, size=size,
             crypto_seconds=crypto_seconds,
         )
-        return message.payload
 
     def broadcast(
         self, sender: str, receivers: Iterable[str], tag: str, payload: Any, **options: Any

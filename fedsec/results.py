@@ -8,6 +8,7 @@ import platform
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,11 @@ def compare(federated: Mapping[str, np.ndarray], centralized: Mapping[str, np.nd
 
 def versions() -> dict[str, str]:
     """Versions of fedsec, Python and the libraries that shape results."""
+    return dict(_versions())
+
+
+@cache  # reading package metadata costs milliseconds, more than a small run
+def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     import fedsec

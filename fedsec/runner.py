@@ -37,7 +37,10 @@ from fedsec.validation import check_float, check_int
 class RunConfig:
     """What to run. Names are registry names (or ``module:Class`` paths).
 
-    ``dataset`` and ``partition`` default to the protocol's own defaults;
+    ``dataset`` is a name, ``NAME:key=value,...`` (options, including
+    ``positive=<class>`` for one class against the rest; see
+    :func:`fedsec.data.load_spec`) or a ``.csv`` path. ``dataset`` and
+    ``partition`` default to the protocol's own defaults;
     ``reference=False`` skips the centralized reference (no comparison).
     """
 
@@ -86,12 +89,12 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
     protocol = protocol_cls(**params)
     check_operations(backend, protocol.requires, who=f"Protocol {protocol.name!r}")
 
-    from fedsec.data import load
+    from fedsec.data import load_spec
     from fedsec.partition import parse_partition
 
     dataset_name = config.dataset or protocol.default_dataset
     say(f"loading dataset {dataset_name}")
-    dataset = load(dataset_name)
+    dataset = load_spec(dataset_name)
     test_size = protocol.default_test_size if config.test_size is None else config.test_size
     split = dataset.split(test_size=test_size, rng=generator(config.seed, "split"))
     split = split.scaled(config.scaling)

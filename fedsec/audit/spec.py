@@ -252,13 +252,20 @@ def _get(kind: str, name: str, problems: list[str]) -> Any:
 
 
 def _check_dataset(dataset: Any, problems: list[str]) -> None:
-    from fedsec.data import dataset_names
+    from fedsec.data import dataset_names, load_spec
 
     if dataset is None:
         problems.append("audit.dataset is missing")
-    elif not (str(dataset) in dataset_names() or str(dataset).endswith(".csv")):
+    elif str(dataset).endswith(".csv"):
+        return
+    elif str(dataset).partition(":")[0].strip() not in dataset_names():
         problems.append(f"Unknown dataset {dataset!r}. Valid dataset names: "
                         f"{', '.join(dataset_names())} (or a .csv path).")
+    elif ":" in str(dataset):
+        try:
+            load_spec(str(dataset))
+        except FedsecError as error:
+            problems.append(str(error))
 
 
 def _seeds(audit: Mapping[str, Any], problems: list[str]) -> list[int]:
@@ -415,12 +422,12 @@ def _check_threats(classes: Mapping[str, Any], dataset: Any, partition: Any,
     """Threat models must name parties that exist in the runs' partitions."""
     if dataset is None or not attacks:
         return
-    from fedsec.data import load
+    from fedsec.data import load_spec
     from fedsec.partition import parse_partition
     from fedsec.seeding import generator
 
     try:
-        data = load(str(dataset))
+        data = load_spec(str(dataset))
     except FedsecError:
         return
     for name, cls in classes.items():

@@ -23,7 +23,8 @@ def add_parser(sub: Any) -> None:
                        description="Run a protocol; write DIR/transcript.arrow, DIR/result.json "
                                    "and DIR/private.npz (the parties' holdings, for scoring).")
     p.add_argument("protocol", help="protocol name (see 'fedsec list protocols')")
-    p.add_argument("--dataset", help="dataset name or a CSV file (default: the protocol's)")
+    p.add_argument("--dataset", help="dataset name, NAME:key=value,... (e.g. iris:positive=setosa "
+                   "for one class against the rest) or a CSV file (default: the protocol's)")
     p.add_argument("--partition", help="partition spec, e.g. horizontal:parties=5, or a TOML "
                                        "file holding the table (top level or [partition])")
     p.add_argument("--backend", default="plain", help="masking backend (default: plain)")

@@ -164,6 +164,44 @@ class Dataset:
             test_rows = kept if kept.size else None
         return self._take(index, test_rows=test_rows)
 
+    def one_vs_rest(self, positive: str) -> Dataset:
+        """The binary task "``positive`` against every other class".
+
+        Code 1 is ``positive``, code 0 is ``not-<positive>`` (the other
+        classes merged); the name becomes ``<name>:positive=<positive>``.
+        FedCG's paper, for example, reads Iris as setosa against the rest.
+
+        Raises
+        ------
+        fedsec.errors.ValidationError
+            For a regression dataset, or a class name the dataset does not
+            have (the message lists its classes).
+
+        Examples
+        --------
+        >>> ds = Dataset(name="toy", X=[[0.0], [1.0], [2.0]], y=[0, 1, 2], task="multiclass",
+        ...              class_names=("a", "b", "c"))
+        >>> binary = ds.one_vs_rest("b")
+        >>> binary.name, binary.class_names, binary.y.tolist()
+        ('toy:positive=b', ('not-b', 'b'), [0, 1, 0])
+        """
+        if self.task == "regression":
+            raise ValidationError(
+                f"Dataset {self.name!r} is a regression set; 'positive' needs class labels."
+            )
+        if positive not in self.class_names:
+            raise ValidationError(
+                f"Dataset {self.name!r} has no class {positive!r}; its classes are "
+                f"{', '.join(map(repr, self.class_names))}."
+            )
+        code = self.class_names.index(positive)
+        return dataclasses.replace(
+            self, name=f"{self.name}:positive={positive}", task="binary",
+            y=(self.y == code).astype(np.int64), class_names=(f"not-{positive}", positive),
+            notes=(f"{self.notes} " if self.notes else "")
+            + f"Binary: class 1 is {positive!r}, class 0 every other class.",
+        )
+
     def _take(self, index: np.ndarray, *, test_rows: np.ndarray | None) -> Dataset:
         return dataclasses.replace(
             self,

@@ -140,6 +140,68 @@ def load(name: str | os.PathLike[str], /, **options: Any) -> Dataset:
     return loader(**options)
 
 
+def load_spec(spec: str | os.PathLike[str]) -> Dataset:
+    """Load a dataset from a spec string: ``NAME`` or ``NAME:key=value,key=value``.
+
+    The keys are the dataset's options (:func:`dataset_options`) plus
+    ``positive=<class>``, which any classification set accepts and which
+    turns it into the binary task "that class against the rest"
+    (:meth:`Dataset.one_vs_rest`). Values are converted to the type of the
+    option's default. A path ending in ``.csv`` loads that file.
+
+    Raises
+    ------
+    fedsec.errors.ValidationError
+        For a malformed option, an option given twice, an unknown option
+        (the message lists the accepted ones) or a bad value.
+
+    Examples
+    --------
+    >>> iris = load_spec("iris:positive=setosa")
+    >>> iris.name, iris.class_names, int(iris.y.sum())
+    ('iris:positive=setosa', ('not-setosa', 'setosa'), 50)
+    >>> load_spec("heart:target=num").n_classes
+    5
+    """
+    if isinstance(spec, os.PathLike) or str(spec).lower().endswith(".csv"):
+        return load(spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise param_error("load_spec", "spec", "a dataset name, NAME:key=value,... or a .csv path",
+                          spec)
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip()
+    defaults = _options(_loader(name))
+    options: dict[str, Any] = {}
+    for item in (part for part in rest.split(",") if part.strip()):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or not key or not value:
+            raise ValidationError(
+                f"Dataset option {item.strip()!r} in {spec!r} is not of the form key=value."
+            )
+        if key in options:
+            raise ValidationError(f"Dataset option {key!r} is given twice in {spec!r}.")
+        options[key] = value if key == "positive" else _typed(value, defaults.get(key), key)
+    positive = options.pop("positive", None)
+    dataset = load(name, **options)
+    return dataset if positive is None else dataset.one_vs_rest(positive)
+
+
+def _typed(value: str, default: Any, key: str) -> Any:
+    if isinstance(default, bool):
+        if value.lower() not in ("true", "false"):
+            raise ValidationError(f"Dataset option {key!r} must be true or false; got {value!r}.")
+        return value.lower() == "true"
+    for kind in (int, float):
+        if isinstance(default, kind):
+            try:
+                return kind(value)
+            except ValueError:
+                raise ValidationError(
+                    f"Dataset option {key!r} must be a number ({kind.__name__}); got {value!r}."
+                ) from None
+    return value
+
+
 def _loader(name: Any) -> Callable[..., Dataset]:
     if isinstance(name, os.PathLike):
         name = os.fspath(name)

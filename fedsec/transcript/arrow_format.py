@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-FORMAT_VERSION = "1"
+from fedsec.transcript.message import CHAIN_FORMAT, CHAIN_HASHES
+
+#: The format written now, and every format this fedsec reads (they differ in the chain hash).
+FORMAT_VERSION = CHAIN_FORMAT
+READABLE_VERSIONS = tuple(CHAIN_HASHES)
 HEADER_KEY = b"fedsec.header"
 VERSION_KEY = b"fedsec.transcript_version"
 FOOTER_KEY = b"fedsec.footer"
@@ -47,9 +51,9 @@ SCHEMA_FIELDS = [
 COLUMNS = [name for name, _ in SCHEMA_FIELDS]
 
 
-def schema(header_json: str) -> pa.Schema:
-    """The Arrow schema carrying the run header."""
+def schema(header_json: str, version: str = FORMAT_VERSION) -> pa.Schema:
+    """The Arrow schema carrying the run header and the format version."""
     return pa.schema(
         [pa.field(n, t, nullable=False) for n, t in SCHEMA_FIELDS],
-        metadata={VERSION_KEY: FORMAT_VERSION.encode(), HEADER_KEY: header_json.encode("utf-8")},
+        metadata={VERSION_KEY: version.encode(), HEADER_KEY: header_json.encode("utf-8")},
     )

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from hashlib import sha256
 from typing import Any, NamedTuple
 
 import numpy as np
+from blake3 import blake3
 
 from fedsec.errors import ValidationError
 
 #: Names of parties, tags, phases and protections: no separators, no spaces.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+\-/]*$")
 
-#: The first link of every chain is derived from this label and the header.
-CHAIN_LABEL = b"fedsec-transcript-v1"
+#: The chain's hash function per transcript format: format 2 (written now) uses BLAKE3,
+#: about four times faster than SHA-256 on large payloads; format 1 files used SHA-256 and
+#: are still read and verified.
+CHAIN_HASHES: dict[str, Callable[[bytes], Any]] = {"1": sha256, "2": blake3}
+#: The format :class:`~fedsec.transcript.TranscriptWriter` writes.
+CHAIN_FORMAT = "2"
 
 
 class Message(NamedTuple):
@@ -55,7 +60,8 @@ class Message(NamedTuple):
         Time the sender spent protecting this payload (encoding, masking,
         encryption, serialization); like ``elapsed``, outside the chain.
     digest : bytes
-        SHA-256 chain value after this message.
+        Chain value after this message (32 bytes; BLAKE3 in format 2, SHA-256
+        in format 1).
     """
 
     seq: int
@@ -107,15 +113,16 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def genesis(header_json: str) -> bytes:
+def genesis(header_json: str, version: str = CHAIN_FORMAT) -> bytes:
     """The chain value before the first message, bound to the header."""
-    return sha256(CHAIN_LABEL + b"\x00" + header_json.encode("utf-8")).digest()
+    label = f"fedsec-transcript-v{version}".encode()
+    return CHAIN_HASHES[version](label + b"\x00" + header_json.encode("utf-8")).digest()
 
 
 def link(
     previous: bytes, seq: int, round_: int, phase: str, sender: str, receiver: str, tag: str,
     kind: str, protection: str, key_id: str, dtype: str, shape: tuple[int, ...], size: int,
-    meta_json: str, raw: bytes,
+    meta_json: str, raw: bytes | memoryview, version: str = CHAIN_FORMAT,
 ) -> bytes:
     """The chain value of one message given the previous one.
 
@@ -127,8 +134,9 @@ def link(
         f"{seq}\x1f{round_}\x1f{phase}\x1f{sender}\x1f{receiver}\x1f{tag}\x1f{kind}\x1f"
         f"{protection}\x1f{key_id}\x1f{dtype}\x1f{shape}\x1f{size}\x1f{meta_json}\x1f{len(raw)}\x1e"
     )
+    new = CHAIN_HASHES[version]
     if len(raw) <= 4096:  # one call is cheaper for small payloads
-        return sha256(previous + head.encode("utf-8") + raw).digest()
-    h = sha256(previous + head.encode("utf-8"))
+        return new(previous + head.encode("utf-8") + raw).digest()
+    h = new(previous + head.encode("utf-8"))
     h.update(raw)
     return h.digest()

@@ -46,6 +46,7 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
         except (pa.ArrowInvalid, OSError):
             return _salvage(path, source)
         header = _header(reader.schema, path)
+        version = _version(reader.schema)
         messages: list[Message] = []
         problems: list[str] = []
         footer = None
@@ -61,7 +62,7 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
             footer = _footer(custom) if batch.num_rows == 0 else footer
             messages.extend(_messages(batch))
         return Transcript(header=header, messages=tuple(messages), footer=footer,
-                          read_problems=tuple(problems))
+                          read_problems=tuple(problems), format_version=version)
 
 
 def read_pandas(path: str | os.PathLike[str]) -> Any:
@@ -92,6 +93,7 @@ def _salvage(path: Path, source: pa.NativeFile | None) -> Transcript:
                 "can be read."
             ) from error
         header = _header(stream.schema, path)
+        version = _version(stream.schema)
         messages: list[Message] = []
         footer = None
         problems: list[str] = []
@@ -110,7 +112,7 @@ def _salvage(path: Path, source: pa.NativeFile | None) -> Transcript:
         if footer is None and not problems:
             problems.append(f"the file ends after message {len(messages) - 1} with no end record")
         return Transcript(header=header, messages=tuple(messages), footer=footer,
-                          read_problems=tuple(problems))
+                          read_problems=tuple(problems), format_version=version)
     finally:
         if own:
             source.close()
@@ -121,15 +123,19 @@ def _header(schema: pa.Schema, path: Path) -> dict[str, Any]:
     version = meta.get(fmt.VERSION_KEY)
     if version is None or fmt.HEADER_KEY not in meta:
         raise TranscriptError(f"{str(path)!r} is an Arrow file but not a fedsec transcript.")
-    if version.decode() != fmt.FORMAT_VERSION:
+    if version.decode() not in fmt.READABLE_VERSIONS:
         raise TranscriptError(
-            f"{str(path)!r} uses transcript format {version.decode()}; this fedsec reads format "
-            f"{fmt.FORMAT_VERSION}. Upgrade fedsec to read it."
+            f"{str(path)!r} uses transcript format {version.decode()}; this fedsec reads formats "
+            f"{', '.join(fmt.READABLE_VERSIONS)}. Upgrade fedsec to read it."
         )
     names = [f.name for f in schema]
     if names != fmt.COLUMNS:
         raise TranscriptError(f"{str(path)!r} has columns {names}; expected {fmt.COLUMNS}.")
     return json.loads(meta[fmt.HEADER_KEY].decode("utf-8"))
+
+
+def _version(schema: pa.Schema) -> str:
+    return schema.metadata[fmt.VERSION_KEY].decode()
 
 
 def _footer(custom: pa.KeyValueMetadata | None) -> dict[str, Any] | None:

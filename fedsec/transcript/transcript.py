@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fedsec.transcript.message import Message, canonical_json, genesis, link
+from fedsec.transcript.message import CHAIN_FORMAT, Message, canonical_json, genesis, link
 from fedsec.transcript.payload import encode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,12 +68,15 @@ class Transcript:
         ``None`` when the file was cut before the end record.
     read_problems : tuple of str
         Problems met while reading the file (unreadable parts).
+    format_version : str
+        The transcript format, which fixes the chain's hash function.
     """
 
     header: Mapping[str, Any]
     messages: tuple[Message, ...]
     footer: Mapping[str, Any] | None
     read_problems: tuple[str, ...] = field(default=())
+    format_version: str = CHAIN_FORMAT
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -97,7 +100,8 @@ class Transcript:
         problems = list(self.read_problems)
         status = "truncated" if self.read_problems else "complete"
         first_bad: int | None = None
-        prev = genesis(canonical_json(dict(self.header)))
+        version = self.format_version
+        prev = genesis(canonical_json(dict(self.header)), version)
         for i, m in enumerate(self.messages):
             if m.seq != i:
                 first_bad, status = i, "tampered"
@@ -109,7 +113,7 @@ class Transcript:
             raw = encode(m.payload)[3]
             expected = link(
                 prev, m.seq, m.round, m.phase, m.sender, m.receiver, m.tag, m.kind,
-                m.protection, m.key_id, m.dtype, m.shape, m.size, m.meta_json, raw,
+                m.protection, m.key_id, m.dtype, m.shape, m.size, m.meta_json, raw, version,
             )
             if expected != m.digest:
                 first_bad, status = i, "tampered"

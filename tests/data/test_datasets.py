@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from fedsec.data import Dataset, dataset_names, dataset_options, load
+from fedsec.data import Dataset, dataset_names, dataset_options, load, load_spec
 from fedsec.errors import DataError, UnknownNameError, ValidationError
 
 # name -> (n_samples, n_features, task, class counts in class-code order)
@@ -175,3 +175,27 @@ def test_missing_csv_path_is_refused(tmp_path):
 def test_non_string_name_is_refused():
     with pytest.raises(ValidationError, match="'name' parameter of load"):
         load(3)
+
+
+def test_one_vs_rest_spec_gives_the_papers_binary_tasks() -> None:
+    iris = load_spec("iris:positive=setosa")
+    assert iris.task == "binary" and iris.class_names == ("not-setosa", "setosa")
+    assert iris.describe()["classes"] == {"not-setosa": 100, "setosa": 50}
+    np.testing.assert_array_equal(iris.X, load("iris").X)
+    wine = load_spec(" wine : positive=class_0 ")
+    assert wine.name == "wine:positive=class_0" and int(wine.y.sum()) == 59
+
+
+def test_spec_options_are_typed_and_checked() -> None:
+    assert load_spec("heart:target=num").n_classes == 5
+    assert load_spec("fedcg-toy:seed=3").n_samples == load("fedcg-toy", seed=3).n_samples
+    with pytest.raises(ValidationError, match=r"has no class 'daisy'.*'setosa'"):
+        load_spec("iris:positive=daisy")
+    with pytest.raises(ValidationError, match="not of the form key=value"):
+        load_spec("iris:positive")
+    with pytest.raises(ValidationError, match="given twice"):
+        load_spec("heart:target=num,target=presence")
+    with pytest.raises(ValidationError, match="Accepted options"):
+        load_spec("iris:colour=blue")
+    with pytest.raises(ValidationError, match="must be a number"):
+        load_spec("fedcg-toy:seed=abc")

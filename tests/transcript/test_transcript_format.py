@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fedsec.errors import TranscriptError, ValidationError
-from fedsec.transcript import TranscriptWriter, read_pandas, read_transcript
+from fedsec.transcript import Transcript, TranscriptWriter, read_pandas, read_transcript
 from fedsec.transcript.payload import decode, encode
 
 HEADER = {"protocol": {"name": "demo"}, "parties": {"a": "client", "b": "server"}, "seed": 1}
@@ -80,9 +82,9 @@ def test_delivered_arrays_are_read_only_copies() -> None:
     sent = np.arange(3.0)
     got = writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=sent)
     sent[0] = 99.0
-    assert got.payload[0] == 0.0
+    assert got[0] == 0.0
     with pytest.raises(ValueError):
-        got.payload[0] = 1.0
+        got[0] = 1.0
 
 
 def test_non_numeric_payload_is_refused() -> None:
@@ -170,6 +172,20 @@ def test_dropped_tail_messages_are_detected() -> None:
     assert report.status == "truncated" and "counts 5 messages but 3" in report.problems[0]
 
 
+def read_prefix(partial: Path, n: int) -> Transcript:
+    """The partial file once ``n`` messages are in it (a background thread writes batches)."""
+    deadline = time.monotonic() + 10.0
+    while True:
+        try:
+            transcript = read_transcript(partial)
+            if len(transcript) >= n or time.monotonic() > deadline:
+                return transcript
+        except TranscriptError:  # nothing written yet
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.01)
+
+
 def test_run_that_dies_leaves_partial_file_with_prefix(tmp_path: Path) -> None:
     path = tmp_path / "t.arrow"
     writer = TranscriptWriter(HEADER, path, flush_rows=2)
@@ -177,9 +193,8 @@ def test_run_that_dies_leaves_partial_file_with_prefix(tmp_path: Path) -> None:
     # the process dies here: no close(), the file stays under its temporary name
     partial = path.with_name(path.name + ".partial")
     assert not path.exists() and partial.exists()
-    t = read_transcript(partial)
-    assert len(t) == 4  # two full batches of two were flushed
-    assert t.verify().status == "truncated"
+    assert len(read_prefix(partial, 4)) == 4  # two full batches of two were flushed
+    assert read_transcript(partial).verify().status == "truncated"
 
 
 def test_aborted_run_is_reported(tmp_path: Path) -> None:
@@ -206,3 +221,73 @@ def test_closed_writer_refuses_more() -> None:
     writer.close()
     with pytest.raises(TranscriptError, match="closed"):
         writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=1)
+
+
+def test_large_and_small_messages_interleave_in_order(tmp_path: Path) -> None:
+    # large payloads are chained by the background thread, small ones inline when it is idle
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=3)
+    sent = []
+    for i in range(40):
+        payload = np.full(5000 if i % 3 == 0 else 2, float(i))
+        sent.append(payload)
+        writer.record(round=i, phase="p", sender="a", receiver="b", tag="t", payload=payload)
+    memory = writer.close()
+    loaded = read_transcript(tmp_path / "t.arrow")
+    assert [m.seq for m in memory] == list(range(40)) == [m.seq for m in loaded]
+    for message, payload in zip(loaded, sent, strict=True):
+        np.testing.assert_array_equal(message.payload, payload)
+    assert memory.verify().ok and loaded.verify().ok
+    assert [m.digest for m in memory] == [m.digest for m in loaded]
+
+
+def test_a_failed_write_is_reported_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fedsec.transcript import writer as writer_module
+
+    def full_disk(*_args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(writer_module.ArrowSink, "write_batch", full_disk)
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=1)
+    writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=np.ones(4096))
+    with pytest.raises(TranscriptError, match="No space left on device"):
+        writer.close()
+    with pytest.raises(TranscriptError, match="Recording the transcript failed"):
+        writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=1.0)
+
+
+def test_format_1_transcripts_are_still_read_and_verified(tmp_path: Path) -> None:
+    from fedsec.transcript.message import Message, canonical_json, genesis, link
+    from fedsec.transcript.payload import encode
+
+    head = genesis(canonical_json(HEADER), "1")
+    messages = []
+    for i in range(3):
+        kind, dtype, shape, raw = encode(np.arange(i + 1.0))
+        head = link(head, i, 0, "p", "a", "b", "t", kind, "plain", "", dtype, shape, len(raw),
+                    "{}", raw, "1")
+        messages.append(Message(i, 0, "p", "a", "b", "t", kind, "plain", "", dtype, shape,
+                                np.arange(i + 1.0), len(raw), {}, 0.0, 0.0, head))
+    old = Transcript(header=HEADER, messages=tuple(messages),
+                     footer={"status": "complete", "n_messages": 3, "head": head.hex()},
+                     format_version="1")
+    assert old.verify().ok
+    old.save(tmp_path / "old.arrow")
+    loaded = read_transcript(tmp_path / "old.arrow")
+    assert loaded.format_version == "1" and loaded.verify().ok
+    assert not replace(loaded, format_version="2").verify().ok
+
+
+def test_file_order_holds_when_the_recording_thread_writes_too(tmp_path: Path) -> None:
+    # a mid-size message waits in the background thread's batch while small ones follow
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=4)
+    for i in range(60):
+        payload = np.full(3000 if i % 7 == 0 else 1, float(i))
+        writer.record(round=i, phase="p", sender="a", receiver="b", tag="t", payload=payload)
+        if i % 7 == 0:
+            time.sleep(0.002)  # let the background thread link it and go idle
+    writer.close()
+    loaded = read_transcript(tmp_path / "t.arrow")
+    assert [m.seq for m in loaded] == list(range(60))
+    assert loaded.verify().ok
