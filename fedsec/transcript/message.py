@@ -122,13 +122,14 @@ def genesis(header_json: str, version: str = CHAIN_FORMAT) -> bytes:
 def link(
     previous: bytes, seq: int, round_: int, phase: str, sender: str, receiver: str, tag: str,
     kind: str, protection: str, key_id: str, dtype: str, shape: tuple[int, ...], size: int,
-    meta_json: str, raw: bytes | memoryview, version: str = CHAIN_FORMAT,
+    meta_json: str, raw: bytes | np.ndarray, version: str = CHAIN_FORMAT,
 ) -> bytes:
     """The chain value of one message given the previous one.
 
     Every field except the timings ``elapsed`` and ``crypto_seconds`` is
     covered: the fixed fields joined by the unit separator (names cannot
     contain it, JSON escapes it), then the payload bytes after a length prefix.
+    ``raw`` is the payload's bytes, or a uint8 array holding them.
     """
     head = (
         f"{seq}\x1f{round_}\x1f{phase}\x1f{sender}\x1f{receiver}\x1f{tag}\x1f{kind}\x1f"
@@ -136,7 +137,7 @@ def link(
     )
     new = CHAIN_HASHES[version]
     if len(raw) <= 4096:  # one call is cheaper for small payloads
-        return new(previous + head.encode("utf-8") + raw).digest()
+        return new(previous + head.encode("utf-8") + bytes(raw)).digest()
     h = new(previous + head.encode("utf-8"))
     h.update(raw)
     return h.digest()

@@ -46,6 +46,16 @@ def encode(value: Any) -> tuple[str, str, tuple[int, ...], bytes]:
     >>> encode(b"ct")
     ('bytes', '', (), b'ct')
     """
+    kind, dtype, shape, data = wire_view(value)
+    return kind, dtype, shape, data if kind == BYTES else data.tobytes()
+
+
+def wire_view(value: Any) -> tuple[str, str, tuple[int, ...], np.ndarray | bytes]:
+    """Like :func:`encode`, but the data stays an array whose bytes are the wire bytes.
+
+    The array is C-contiguous and little-endian; it is the caller's own
+    array when that already holds the wire layout (no copy is made).
+    """
     if type(value) is np.ndarray:  # the common case, checked first
         arr = value
     elif isinstance(value, (bytes, bytearray, memoryview)):
@@ -68,7 +78,7 @@ def encode(value: Any) -> tuple[str, str, tuple[int, ...], bytes]:
         arr = arr.astype(dtype.newbyteorder("<"))
     elif not arr.flags.c_contiguous:  # ascontiguousarray would turn 0-d into 1-d
         arr = arr.copy(order="C")
-    return ARRAY, arr.dtype.str, arr.shape, arr.tobytes()
+    return ARRAY, arr.dtype.str, arr.shape, arr
 
 
 def decode(kind: str, dtype: str, shape: tuple[int, ...], raw: bytes) -> np.ndarray | bytes:

@@ -20,17 +20,15 @@ import pyarrow.ipc as ipc
 from fedsec.errors import TranscriptError
 from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.message import Message, canonical_json, genesis, link
-from fedsec.transcript.payload import decode, encode
+from fedsec.transcript.payload import ARRAY, BYTES, decode, encode, wire_view
 from fedsec.transcript.transcript import Transcript
 
 _EMPTY_META = "{}"
 _NO_META: Mapping[str, Any] = MappingProxyType({})
-#: The recording thread hands messages over in chunks of at most this many rows.
-_HANDOFF_ROWS = 256
-#: Payloads at least this large are chained by the background thread.
-_BACKGROUND_BYTES = 1 << 14
-#: A payload at least this large is written as its own batch, without copying it.
-_OWN_BATCH_BYTES = 1 << 18
+#: Payload bytes are packed into chunks of this size (a larger payload gets its own chunk).
+_ARENA_BYTES = 16 << 20
+#: Arrays up to this size are also kept as bytes of their own.
+_SMALL_BYTES = 4096
 
 
 class ArrowSink:
@@ -79,114 +77,78 @@ class ArrowSink:
             self.partial.unlink(missing_ok=True)
 
 
-class _Chainer(threading.Thread):
-    """Links messages into the chain and streams them to the sink, in order, off the run's path.
+class _Arena:
+    """Payload bytes packed one after another in large chunks.
 
-    The recording thread hands over ``("link", fields)`` for messages still
-    to be chained (large payloads, whose hashing releases the interpreter
-    lock and so overlaps the protocol's own work) and ``("batch", (batch,
-    n, head))`` for record batches of messages it chained itself. The
-    recording thread chains a message itself only when nothing handed over
-    is left to chain, so the order is the order of recording. A failure is kept and raised by
-    the writer at its next call.
+    Consecutive payloads in one chunk form a single buffer, so a record
+    batch takes them without copying. A large array is copied once, into
+    the chunk, and delivered as a read-only view of it; a small one is also
+    kept as its own bytes (cheaper to hash and to deliver).
     """
 
-    def __init__(self, head: bytes, sink: ArrowSink | None, flush_rows: int, flush_bytes: int,
-                 flush_seconds: float) -> None:
+    def __init__(self, chunk_bytes: int = _ARENA_BYTES) -> None:
+        self.chunk_bytes = chunk_bytes
+        self.chunk = np.empty(0, dtype=np.uint8)
+        self.view = memoryview(b"")
+        self.used = 0
+
+    def fits(self, n: int) -> bool:
+        return self.used + n <= len(self.chunk) and len(self.chunk) > 0
+
+    def new_chunk(self, n: int) -> None:
+        self.chunk = np.empty(max(self.chunk_bytes, n), dtype=np.uint8)
+        self.view = memoryview(self.chunk)
+        self.used = 0
+
+    def put(self, kind: str, dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes,
+            n: int) -> tuple[np.ndarray | bytes, np.ndarray | bytes]:
+        """Copy ``n`` bytes in (the caller made room); returns ``(raw, delivered)``."""
+        start = self.used
+        self.used = end = start + n
+        if kind == BYTES or n <= _SMALL_BYTES:
+            raw = data if kind == BYTES else data.tobytes()
+            self.view[start:end] = raw
+            return raw, raw if kind == BYTES else decode(kind, dtype, shape, raw)
+        slot = self.chunk[start:end]
+        slot[:] = data.reshape(-1).view(np.uint8)
+        slot.flags.writeable = False
+        return slot, slot.view(dtype).reshape(shape)
+
+
+class _DiskWriter(threading.Thread):
+    """Writes built record batches in order, so disk time overlaps the run.
+
+    It needs the interpreter lock only briefly per batch, and batches are
+    large; a failure is kept and raised by the transcript writer.
+    """
+
+    def __init__(self, sink: ArrowSink) -> None:
         super().__init__(name="fedsec-transcript", daemon=True)
-        self.head = head
         self.sink = sink
-        self.messages: list[Message] = []
-        self.linked = 0  # messages handed over for linking that are linked
-        self.done = 0  # items of the inbox fully handled
+        self.inbox: SimpleQueue[tuple[pa.RecordBatch, int, bytes] | None] = SimpleQueue()
         self.error: BaseException | None = None
-        self.inbox: SimpleQueue[tuple[str, list[Any]] | None] = SimpleQueue()
-        self._pending: list[tuple[Message, bytes]] = []
-        self._pending_bytes = 0
-        self._flush_rows = flush_rows
-        self._flush_bytes = flush_bytes
-        self._flush_seconds = flush_seconds
-        self._last_flush = perf_counter()
 
     def run(self) -> None:
-        while True:
-            item = self.inbox.get()
-            if item is None:
-                return
-            what, chunk = item
-            if self.error is not None:
-                self.linked += len(chunk) if what == "link" else 0
-                self.done += 1
-                continue
-            try:
-                if what == "link":
-                    for fields in chunk:
-                        message, raw = self.link(fields)
-                        self.linked += 1
-                        self._stream(message, raw)
-                elif what == "batch":  # built by the recording thread, after what came before
-                    self._flush()
-                    self.sink.write_batch(*chunk)
-                    self._last_flush = perf_counter()
-                else:
-                    self._flush()
-            except BaseException as error:  # handed to the recording thread
-                self.error = error
-            self.done += 1
-
-    def link(self, fields: tuple[Any, ...]) -> tuple[Message, bytes]:
-        """Chain one message (in whichever thread owns the chain now)."""
-        *message_fields, meta_json, raw = fields
-        (seq, round_, phase, sender, receiver, tag, kind, protection, key_id, dtype, shape,
-         _payload, size) = message_fields[:13]
-        self.head = link(self.head, seq, round_, phase, sender, receiver, tag, kind, protection,
-                         key_id, dtype, shape, size, meta_json, raw)
-        message = Message(*message_fields, self.head)
-        self.messages.append(message)
-        return message, raw
-
-    @property
-    def holds_rows(self) -> bool:
-        """Whether messages linked here wait for their batch (they go before later ones)."""
-        return bool(self._pending)
-
-    def _stream(self, message: Message, raw: bytes) -> None:
-        if self.sink is None:
-            return
-        if len(raw) >= _OWN_BATCH_BYTES:  # large payloads go alone, without a copy
-            self._flush()
-            self.sink.write([(message, raw)], message.seq + 1, message.digest)
-            self._last_flush = perf_counter()
-            return
-        self._pending.append((message, raw))
-        self._pending_bytes += len(raw)
-        if (len(self._pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes
-                or perf_counter() - self._last_flush >= self._flush_seconds):
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.sink is None or not self._pending:
-            return
-        last = self._pending[-1][0]
-        self.sink.write(self._pending, last.seq + 1, last.digest)
-        self._pending = []
-        self._pending_bytes = 0
-        self._last_flush = perf_counter()
+        while (item := self.inbox.get()) is not None:
+            if self.error is None:
+                try:
+                    self.sink.write_batch(*item)
+                except BaseException as error:  # raised in the recording thread
+                    self.error = error
 
 
 class TranscriptWriter:
     """Records messages in order, chains them, and streams them to a file.
 
-    Large payloads are chained, and every batch is written, by a background
-    thread, so hashing and disk writes overlap the protocol's own
-    computation; the order, the chain and the file are the same as if done
-    inline. Batches are flushed every ``flush_rows`` messages, every
-    ``flush_bytes`` payload bytes or every ``flush_seconds`` seconds,
-    whichever comes first, so a run that dies loses at most that much (plus
-    what the background thread had not written yet). While the run is open
-    the file is ``PATH.partial``; :meth:`close` writes the footer and moves
-    it into place. A run that dies leaves ``PATH.partial`` with a readable
-    prefix.
+    Payloads are copied once, into large chunks shared with the file's
+    batches; a background thread writes the batches, so disk time overlaps
+    the protocol's own work. Batches are flushed every ``flush_rows``
+    messages, every ``flush_bytes`` payload bytes or every
+    ``flush_seconds`` seconds, whichever comes first, so a run that dies
+    loses at most that much (plus the batch being written). While the run is
+    open the file is ``PATH.partial``; :meth:`close` writes the footer and
+    moves it into place. A run that dies leaves ``PATH.partial`` with a
+    readable prefix.
 
     Parameters
     ----------
@@ -212,31 +174,29 @@ class TranscriptWriter:
     ) -> None:
         self.header = dict(header)
         self._header_json = canonical_json(self.header)
-        self._count = 0
-        self._to_link = 0  # messages handed over (or about to be) for linking
-        self._queued = 0  # items put in the background thread's inbox
-        self._chunk: list[tuple[Any, ...]] = []  # to link in the background
-        self._chunk_rows = min(_HANDOFF_ROWS, flush_rows)
-        self._pending: list[tuple[Message, bytes]] = []  # linked here, to write
-        self._pending_bytes = 0
+        self._head = genesis(self._header_json)
+        self._messages: list[Message] = []
+        self._arena = _Arena()
+        self._pending: list[Message] = []
+        self._pending_start = 0  # where the pending payloads start in the arena's chunk
         self._flush_rows = flush_rows
         self._flush_bytes = flush_bytes
         self._flush_seconds = flush_seconds
         self._start = time.perf_counter()
-        self._last_handoff = self._start
+        self._last_flush = self._start
         self._transcript: Transcript | None = None
-        sink = None if path is None else ArrowSink(path, self._header_json)
-        self._sink = sink
-        self._chainer = _Chainer(genesis(self._header_json), sink, flush_rows, flush_bytes,
-                                 flush_seconds)
-        self._chainer.start()
-        # a writer dropped without close() still lets its thread end
-        weakref.finalize(self, self._chainer.inbox.put, None)
+        self._sink = None if path is None else ArrowSink(path, self._header_json)
+        self._disk: _DiskWriter | None = None
+        if self._sink is not None:
+            self._disk = _DiskWriter(self._sink)
+            self._disk.start()
+            # a writer dropped without close() still lets its thread end
+            weakref.finalize(self, self._disk.inbox.put, None)
 
     @property
     def n_messages(self) -> int:
         """How many messages have been recorded."""
-        return self._count
+        return len(self._messages)
 
     def record(
         self, *, round: int, phase: str, sender: str, receiver: str, tag: str, payload: Any,
@@ -245,79 +205,59 @@ class TranscriptWriter:
     ) -> np.ndarray | bytes:
         """Append one message and return its payload as the receiver gets it.
 
-        The receiver's array is a read-only copy decoded from the recorded
-        wire bytes. Names are not checked here (the network checks them once
-        at its boundary). ``size`` overrides the bytes counted on the wire,
-        for key material recorded only by fingerprint; by default it is the
-        payload length.
+        Arrays arrive as read-only copies of the recorded wire bytes. Names
+        are not checked here (the network checks them once at its boundary).
+        ``size`` overrides the bytes counted on the wire, for key material
+        recorded only by fingerprint; by default it is the payload length.
         """
         if self._transcript is not None:
             raise TranscriptError("This transcript is closed; start a new run to record more.")
-        chainer = self._chainer
-        if chainer.error is not None:
+        if self._disk is not None and self._disk.error is not None:
             raise self._failed()
-        kind, dtype, shape, raw = encode(payload)
+        kind, dtype, shape, data = wire_view(payload)
+        n = len(data) if kind == BYTES else data.nbytes
+        arena = self._arena
+        if not arena.fits(n):
+            if self._pending:  # a batch's payloads stay in one chunk
+                self._write_pending()
+            arena.new_chunk(n)
+            self._pending_start = 0
+        raw, delivered = arena.put(kind, dtype, shape, data, n)
         if meta:
             meta_json = canonical_json(meta)
         else:
             meta, meta_json = _NO_META, _EMPTY_META
-        seq = self._count
-        self._count = seq + 1
-        delivered = decode(kind, dtype, shape, raw)
+        seq = len(self._messages)
+        wire = n if size is None else int(size)
+        self._head = link(self._head, seq, round, phase, sender, receiver, tag, kind, protection,
+                          key_id, dtype, shape, wire, meta_json, raw)
         now = perf_counter()
-        fields = (seq, round, phase, sender, receiver, tag, kind, protection, key_id, dtype, shape,
-                  delivered, len(raw) if size is None else int(size), meta, now - self._start,
-                  crypto_seconds, meta_json, raw)
-        large = len(raw) >= _BACKGROUND_BYTES
-        if large or self._to_link != chainer.linked:  # the background thread owns the chain
-            if self._pending:
-                self._write_pending()
-            self._chunk.append(fields)
-            self._to_link += 1
-            if (large or len(self._chunk) >= self._chunk_rows
-                    or now - self._last_handoff >= self._flush_seconds):
-                self._hand_off()
-            return delivered
-        if self._chunk:
-            self._hand_off()
-        message, raw = chainer.link(fields)
+        message = Message(seq, round, phase, sender, receiver, tag, kind, protection, key_id,
+                          dtype, shape, delivered, wire, meta, now - self._start,
+                          crypto_seconds, self._head)
+        self._messages.append(message)
         if self._sink is not None:
-            self._pending.append((message, raw))
-            self._pending_bytes += len(raw)
-            if (len(self._pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes
-                    or now - self._last_handoff >= self._flush_seconds):
+            self._pending.append(message)
+            if (len(self._pending) >= self._flush_rows
+                    or arena.used - self._pending_start >= self._flush_bytes
+                    or now - self._last_flush >= self._flush_seconds):
                 self._write_pending()
         return delivered
 
-    def _put(self, item: tuple[str, Any]) -> None:
-        self._chainer.inbox.put(item)
-        self._queued += 1
-
-    def _hand_off(self) -> None:
-        if self._chunk:
-            self._put(("link", self._chunk))
-            self._chunk = []
-        self._last_handoff = perf_counter()
-
     def _write_pending(self) -> None:
-        """Write the batch here when the background thread is idle, else after its work."""
-        last = self._pending[-1][0]
-        batch = _to_batch(self._pending, self._sink.schema)
-        chainer = self._chainer
-        if self._queued == chainer.done and not chainer.holds_rows:  # idle, nothing unwritten
-            self._sink.write_batch(batch, last.seq + 1, last.digest)
-        else:
-            self._put(("batch", (batch, last.seq + 1, last.digest)))
+        """Hand the pending messages, as one batch, to the disk thread."""
+        arena, rows = self._arena, self._pending
+        payloads = pa.py_buffer(arena.chunk[self._pending_start:arena.used])
+        batch = _to_batch(rows, self._sink.schema, payloads)
+        self._disk.inbox.put((batch, rows[-1].seq + 1, rows[-1].digest))
         self._pending = []
-        self._pending_bytes = 0
-        self._last_handoff = perf_counter()
+        self._pending_start = arena.used
+        self._last_flush = perf_counter()
 
     def flush(self) -> None:
         """Write the messages recorded so far (when streaming to a file)."""
-        self._hand_off()
         if self._pending:
             self._write_pending()
-        self._put(("flush", []))
 
     def close(self, status: str = "complete", error: str | None = None) -> Transcript:
         """Finish the transcript and return it; a second call returns the same one.
@@ -328,25 +268,24 @@ class TranscriptWriter:
         Raises
         ------
         TranscriptError
-            When linking or writing a message failed (for example a full
-            disk); the file stays ``PATH.partial`` with what was written.
+            When writing the file failed (for example a full disk); the file
+            stays ``PATH.partial`` with what was written.
         """
         if self._transcript is None:
-            chainer = self._chainer
-            self.flush()
-            chainer.inbox.put(None)
-            chainer.join()
-            if chainer.error is not None:
-                raise self._failed()
             footer: dict[str, Any] = {
-                "status": status, "n_messages": len(chainer.messages), "head": chainer.head.hex(),
+                "status": status, "n_messages": len(self._messages), "head": self._head.hex(),
             }
             if error is not None:
                 footer["error"] = error
-            if chainer.sink is not None:
-                chainer.sink.finish(footer)
+            if self._disk is not None:
+                self.flush()
+                self._disk.inbox.put(None)
+                self._disk.join()
+                if self._disk.error is not None:
+                    raise self._failed()
+                self._sink.finish(footer)
             self._transcript = Transcript(
-                header=self.header, messages=tuple(chainer.messages), footer=footer
+                header=self.header, messages=tuple(self._messages), footer=footer
             )
         return self._transcript
 
@@ -355,10 +294,10 @@ class TranscriptWriter:
         return self.close("aborted", f"{type(error).__name__}: {error}")
 
     def _failed(self) -> TranscriptError:
-        error = self._chainer.error
+        error = self._disk.error
         failure = TranscriptError(
-            f"Recording the transcript failed after {len(self._chainer.messages)} messages: "
-            f"{type(error).__name__}: {error}"
+            f"Writing the transcript failed: {type(error).__name__}: {error}. The file "
+            f"{str(self._sink.partial)!r} holds what was written before."
         )
         failure.__cause__ = error
         return failure
@@ -382,21 +321,26 @@ def write_transcript(transcript: Transcript, path: str | os.PathLike[str]) -> No
         raise
 
 
-def _to_batch(rows: Sequence[tuple[Message, bytes]], schema: pa.Schema) -> pa.RecordBatch:
+def _to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema: pa.Schema,
+              payloads: pa.Buffer | None = None) -> pa.RecordBatch:
+    """Rows as one batch; ``payloads`` holds their payload bytes back to back, else they are
+    given as ``(message, raw)`` pairs and joined."""
     if not rows:
         return pa.RecordBatch.from_pylist([], schema=schema)
-    messages = [m for m, _ in rows]
+    if payloads is None:
+        messages = [m for m, _ in rows]
+        raws = [raw for _, raw in rows]
+        payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
+        lengths = [len(raw) for raw in raws]
+    else:
+        messages = list(rows)
+        lengths = [m.payload.nbytes if m.kind == ARRAY else len(m.payload) for m in messages]
+    offsets = np.zeros(len(messages) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    payload = pa.Array.from_buffers(pa.large_binary(), len(messages),
+                                    [None, pa.py_buffer(offsets), payloads])
     columns = dict(zip(Message._fields, zip(*messages, strict=True), strict=True))
     columns["meta"] = [m.meta_json if m.meta else _EMPTY_META for m in messages]
-    arrays = [_payload_column(rows) if f.name == "payload"
-              else pa.array(columns[f.name], type=f.type) for f in schema]
+    arrays = [payload if f.name == "payload" else pa.array(columns[f.name], type=f.type)
+              for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-def _payload_column(rows: Sequence[tuple[Message, bytes]]) -> pa.Array:
-    """The payloads as one large-binary column; a single payload is wrapped, not copied."""
-    raws = [raw for _, raw in rows]
-    offsets = np.zeros(len(raws) + 1, dtype=np.int64)
-    np.cumsum([len(raw) for raw in raws], out=offsets[1:])
-    data = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
-    return pa.Array.from_buffers(pa.large_binary(), len(raws), [None, pa.py_buffer(offsets), data])

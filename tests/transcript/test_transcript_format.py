@@ -224,8 +224,9 @@ def test_closed_writer_refuses_more() -> None:
 
 
 def test_large_and_small_messages_interleave_in_order(tmp_path: Path) -> None:
-    # large payloads are chained by the background thread, small ones inline when it is idle
+    # payloads share arena chunks; a payload larger than what is left starts a new chunk
     writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=3)
+    writer._arena.chunk_bytes = 30_000  # small chunks: 40 kB payloads each get their own
     sent = []
     for i in range(40):
         payload = np.full(5000 if i % 3 == 0 else 2, float(i))
@@ -253,7 +254,7 @@ def test_a_failed_write_is_reported_not_lost(
     writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=np.ones(4096))
     with pytest.raises(TranscriptError, match="No space left on device"):
         writer.close()
-    with pytest.raises(TranscriptError, match="Recording the transcript failed"):
+    with pytest.raises(TranscriptError, match="Writing the transcript failed"):
         writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=1.0)
 
 
@@ -280,7 +281,7 @@ def test_format_1_transcripts_are_still_read_and_verified(tmp_path: Path) -> Non
 
 
 def test_file_order_holds_when_the_recording_thread_writes_too(tmp_path: Path) -> None:
-    # a mid-size message waits in the background thread's batch while small ones follow
+    # batches are written by a background thread while recording goes on
     writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=4)
     for i in range(60):
         payload = np.full(3000 if i % 7 == 0 else 1, float(i))
