@@ -66,15 +66,10 @@ class Network:
         finally:
             self.round, self.phase = saved
 
-    @contextmanager
-    def compute(self, party: str) -> Iterator[None]:
-        """Count the time spent inside the block as ``party``'s local computation."""
+    def compute(self, party: str) -> _ComputeTimer:
+        """Count the time spent inside the ``with`` block as ``party``'s local computation."""
         self._party(party)
-        start = self._clock()
-        try:
-            yield
-        finally:
-            self._compute[(party, self.round, self.phase)] += self._clock() - start
+        return _ComputeTimer(self, party)
 
     def send(
         self, sender: str, receiver: str, tag: str, payload: Any, *, protection: str = "plain",
@@ -141,3 +136,20 @@ class Network:
         if value not in self._checked:
             check_name(value, what)
             self._checked.add(value)
+
+
+class _ComputeTimer:
+    """The context manager :meth:`Network.compute` returns (a class: it runs per message)."""
+
+    __slots__ = ("network", "party", "start")
+
+    def __init__(self, network: Network, party: str) -> None:
+        self.network = network
+        self.party = party
+
+    def __enter__(self) -> None:
+        self.start = self.network._clock()
+
+    def __exit__(self, *_exc: object) -> None:
+        net = self.network
+        net._compute[(self.party, net.round, net.phase)] += net._clock() - self.start

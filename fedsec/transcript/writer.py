@@ -27,8 +27,17 @@ _EMPTY_META = "{}"
 _NO_META: Mapping[str, Any] = MappingProxyType({})
 #: Payload bytes are packed into chunks of this size (a larger payload gets its own chunk).
 _ARENA_BYTES = 16 << 20
+#: The first chunk's size; each next one doubles, up to ``_ARENA_BYTES``.
+_FIRST_CHUNK_BYTES = 1 << 18
+#: Chunks this large are faulted into memory ahead of use.
+_PREFAULT_BYTES = 4 << 20
 #: Arrays up to this size are also kept as bytes of their own.
 _SMALL_BYTES = 4096
+
+
+def _touch(chunk: np.ndarray) -> None:
+    """Fault every page of ``chunk`` in (numpy releases the interpreter lock meanwhile)."""
+    chunk[::4096] = 0
 
 
 class ArrowSink:
@@ -83,7 +92,10 @@ class _Arena:
     Consecutive payloads in one chunk form a single buffer, so a record
     batch takes them without copying. A large array is copied once, into
     the chunk, and delivered as a read-only view of it; a small one is also
-    kept as its own bytes (cheaper to hash and to deliver).
+    kept as its own bytes (cheaper to hash and to deliver). Chunks start
+    small and double up to ``chunk_bytes``; once they are large, the next
+    one is faulted into memory by a background thread while this one fills
+    (a first touch of fresh memory is otherwise most of the copy's cost).
     """
 
     def __init__(self, chunk_bytes: int = _ARENA_BYTES) -> None:
@@ -91,14 +103,36 @@ class _Arena:
         self.chunk = np.empty(0, dtype=np.uint8)
         self.view = memoryview(b"")
         self.used = 0
+        self._next_bytes = min(_FIRST_CHUNK_BYTES, chunk_bytes)
+        self._ready: tuple[threading.Thread, np.ndarray] | None = None
 
     def fits(self, n: int) -> bool:
         return self.used + n <= len(self.chunk) and len(self.chunk) > 0
 
     def new_chunk(self, n: int) -> None:
-        self.chunk = np.empty(max(self.chunk_bytes, n), dtype=np.uint8)
+        size = max(self._next_bytes, n)
+        chunk = None
+        if self._ready is not None:
+            thread, ready = self._ready
+            self._ready = None
+            thread.join()
+            chunk = ready if len(ready) >= size else None
+        self.chunk = np.empty(size, dtype=np.uint8) if chunk is None else chunk
         self.view = memoryview(self.chunk)
         self.used = 0
+        self._next_bytes = min(2 * self._next_bytes, self.chunk_bytes)
+        if self._next_bytes >= _PREFAULT_BYTES:
+            ready = np.empty(self._next_bytes, dtype=np.uint8)
+            thread = threading.Thread(target=_touch, args=(ready,), daemon=True,
+                                      name="fedsec-transcript-memory")
+            thread.start()
+            self._ready = (thread, ready)
+
+    def release(self) -> None:
+        """Drop the chunk prepared in advance (the run is over)."""
+        if self._ready is not None:
+            self._ready[0].join()
+            self._ready = None
 
     def put(self, kind: str, dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes,
             n: int) -> tuple[np.ndarray | bytes, np.ndarray | bytes]:
@@ -272,6 +306,7 @@ class TranscriptWriter:
             stays ``PATH.partial`` with what was written.
         """
         if self._transcript is None:
+            self._arena.release()
             footer: dict[str, Any] = {
                 "status": status, "n_messages": len(self._messages), "head": self._head.hex(),
             }

@@ -292,3 +292,20 @@ def test_file_order_holds_when_the_recording_thread_writes_too(tmp_path: Path) -
     loaded = read_transcript(tmp_path / "t.arrow")
     assert [m.seq for m in loaded] == list(range(60))
     assert loaded.verify().ok
+
+
+def test_payloads_spanning_many_growing_chunks_stay_intact(tmp_path: Path) -> None:
+    # chunks double from 256 kB; from 4 MB on, the next one is prepared in the background
+    rng = np.random.default_rng(5)
+    sent = [rng.random(int(n)) for n in rng.integers(1, 90_000, size=60)]
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow")
+    got = [writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=p)
+           for p in sent]
+    memory = writer.close()
+    loaded = read_transcript(tmp_path / "t.arrow")
+    for payload, delivered, a, b in zip(sent, got, memory, loaded, strict=True):
+        np.testing.assert_array_equal(delivered, payload)
+        np.testing.assert_array_equal(a.payload, payload)
+        np.testing.assert_array_equal(b.payload, payload)
+    assert sum(p.nbytes for p in sent) > 8 << 20
+    assert memory.verify().ok and loaded.verify().ok
