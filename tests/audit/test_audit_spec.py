@@ -81,3 +81,16 @@ def test_backend_lacking_an_operation_is_named() -> None:
             parse_spec({**GOOD, "audit": {**GOOD["audit"], "backends": ["sumless"]}})
     finally:
         unregister("backend", "sumless")
+
+
+def test_dataset_specs_with_options_are_checked_before_running() -> None:
+    good = {**GOOD, "audit": {**GOOD["audit"], "dataset": None,
+                              "datasets": ["iris:positive=setosa", "heart:target=num"]}}
+    spec = parse_spec(good)
+    assert spec.datasets == ("iris:positive=setosa", "heart:target=num")
+    bad = {**GOOD, "audit": {**GOOD["audit"], "dataset": None,
+                             "datasets": ["iris:positive=daisy", "wine:colour=red"]}}
+    with pytest.raises(AuditSpecError) as info:
+        parse_spec(bad)
+    problems = "\n".join(info.value.problems)
+    assert "has no class 'daisy'" in problems and "Unknown option(s) 'colour'" in problems
