@@ -1,6 +1,6 @@
 """FedCG's Table 1: test accuracy of CenCG, FedCG naive and FedCG secure (plain script).
 
-Run: ``python tests/benchmarks/fedcg_table1.py [--seeds 10] [--secure-max-rows 1000]``.
+Run: ``python tests/benchmarks/fedcg_table1.py [--seeds 10] [--secure-max-rows 20000]``.
 Fifty P landmarks, the protocols' defaults, the default hybrid partition (two
 hospitals, shared omics centres; the toy set's three hospitals by site),
 mean and standard deviation over seeds (each seed its own stratified 75/25
@@ -32,7 +32,7 @@ PARTITIONS = {"fedcg-toy": "hybrid:cohorts=3,groups=2,by=site"}
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--secure-max-rows", type=int, default=1000)
+    parser.add_argument("--secure-max-rows", type=int, default=20000)
     args = parser.parse_args()
     print(f"{'dataset':22} {'paper':>6} {'CenCG':>13} {'min-max':>11} {'naive':>13} "
           f"{'secure':>13} {'max alpha gap':>14} {'epochs':>7}")
