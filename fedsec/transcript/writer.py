@@ -112,16 +112,15 @@ class _Arena:
     def new_chunk(self, n: int) -> None:
         size = max(self._next_bytes, n)
         chunk = None
-        if self._ready is not None:
-            thread, ready = self._ready
+        if self._ready is not None and not self._ready[0].is_alive():  # never wait for it
+            ready = self._ready[1]
             self._ready = None
-            thread.join()
             chunk = ready if len(ready) >= size else None
         self.chunk = np.empty(size, dtype=np.uint8) if chunk is None else chunk
         self.view = memoryview(self.chunk)
         self.used = 0
         self._next_bytes = min(2 * self._next_bytes, self.chunk_bytes)
-        if self._next_bytes >= _PREFAULT_BYTES:
+        if self._next_bytes >= _PREFAULT_BYTES and self._ready is None:
             ready = np.empty(self._next_bytes, dtype=np.uint8)
             thread = threading.Thread(target=_touch, args=(ready,), daemon=True,
                                       name="fedsec-transcript-memory")
