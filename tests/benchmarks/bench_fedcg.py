@@ -7,7 +7,8 @@ Run: ``python tests/benchmarks/bench_fedcg.py [--repeat 3]``. Prints:
   without the centralized reference, median of ``--repeat`` runs. CenCG is
   ours (one numpy solve) and, as a second line, the paper's: "CenCG is
   obtained by setting the number of hospitals to one", i.e. FedCG secure
-  run by a single party holding every row and feature;
+  run by a single party holding every row and feature; a third line runs FedCG
+  secure with messages delivered but not recorded, the protocol's own floor;
 * FedCG secure on the toy set with its transcript streamed to disk against
   the same run kept in memory only (goal: recording adds under 5%), with the
   transcript's size and the time this machine takes to write it with nothing
@@ -19,15 +20,35 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from statistics import median
+from typing import Any
+from unittest.mock import patch
 
 from fedsec.runner import RunConfig, run
+from fedsec.transcript import Transcript, TranscriptWriter
 
 
 def timed(config: RunConfig, out: str | None = None) -> float:
     start = time.perf_counter()
     run(config, out)
     return time.perf_counter() - start
+
+
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Deliver payloads without recording them: what the protocol costs on its own."""
+    def deliver(self: TranscriptWriter, **message: Any) -> Any:
+        return message["payload"]
+
+    def close(self: TranscriptWriter, status: str = "complete", error: str | None = None) -> Any:
+        return Transcript(header=self.header, messages=(),
+                          footer={"status": status, "n_messages": 0, "head": ""})
+
+    with patch.object(TranscriptWriter, "record", deliver), \
+            patch.object(TranscriptWriter, "close", close):
+        yield
 
 
 def main() -> None:
@@ -46,6 +67,10 @@ def main() -> None:
           f"ratio {t_sec / t_cen:.1f}x (goal <= 1.5x; paper 3.3x)")
     print(f"ionosphere: the paper's CenCG (FedCG secure, one party) {t_one:.3f} s, "
           f"ratio {t_sec / t_one:.1f}x")
+    with unrecorded():
+        t_bare = median(timed(secure) for _ in range(args.repeat))
+    print(f"ionosphere: FedCG secure with messages passed through unrecorded (a floor, not a "
+          f"mode fedsec offers) {t_bare:.3f} s, ratio {t_bare / t_cen:.1f}x to CenCG")
     toy = RunConfig(protocol="fedcg-secure", dataset="fedcg-toy", scaling="none",
                     partition="hybrid:cohorts=3,groups=2,by=site", reference=False)
     t_mem = median(timed(toy) for _ in range(args.repeat))
