@@ -231,6 +231,11 @@ class TranscriptWriter:
         """How many messages have been recorded."""
         return len(self._messages)
 
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The messages recorded so far."""
+        return tuple(self._messages)
+
     def record(
         self, *, round: int, phase: str, sender: str, receiver: str, tag: str, payload: Any,
         protection: str = "plain", key_id: str = "", meta: Mapping[str, Any] | None = None,
