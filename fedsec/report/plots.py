@@ -64,6 +64,7 @@ def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
     ax.set_title(f"Leakage versus accuracy: {attack} as {threat}", fontsize=10)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.11, top=0.93)
     return _png(fig, plt)
 
 
@@ -106,12 +107,13 @@ def sweep_png(configs: Sequence[Mapping[str, Any]], parameter: str,
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
     fig.suptitle(f"Accuracy and leakage against {parameter}", fontsize=10)
+    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.9, wspace=0.22)
     return _png(fig, plt)
 
 
 def _png(fig: Any, plt: Any) -> bytes:
+    """Fixed margins set by each plot (a tight layout would triple the rendering time)."""
     buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png")
+    fig.savefig(buffer, format="png", pil_kwargs={"compress_level": 1})
     plt.close(fig)
     return buffer.getvalue()

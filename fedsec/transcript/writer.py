@@ -31,6 +31,9 @@ _ARENA_BYTES = 16 << 20
 _FIRST_CHUNK_BYTES = 1 << 18
 #: Chunks this large are faulted into memory ahead of use.
 _PREFAULT_BYTES = 4 << 20
+#: Whether a helper thread faults the next chunk in; processes that already keep every core
+#: busy (the audit engine's workers) switch it off, since the helper would compete with them.
+PREFAULT = True
 #: Arrays up to this size are also kept as bytes of their own.
 _SMALL_BYTES = 4096
 
@@ -120,7 +123,7 @@ class _Arena:
         self.view = memoryview(self.chunk)
         self.used = 0
         self._next_bytes = min(2 * self._next_bytes, self.chunk_bytes)
-        if self._next_bytes >= _PREFAULT_BYTES and self._ready is None:
+        if PREFAULT and self._next_bytes >= _PREFAULT_BYTES and self._ready is None:
             ready = np.empty(self._next_bytes, dtype=np.uint8)
             thread = threading.Thread(target=_touch, args=(ready,), daemon=True,
                                       name="fedsec-transcript-memory")
