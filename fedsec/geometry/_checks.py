@@ -8,7 +8,7 @@ first offending entry instead of printing the array.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -134,6 +134,27 @@ def completion_problem(D: Any, mask: Any, dim: Any, *, owner: str
                                     f"{values[j, i]}"))
     values = (values + values.T) / 2
     return values, known, check_dim(dim, owner=owner, n_points=n_points)
+
+
+class CompleterInputs(NamedTuple):
+    """What every completer starts from, checked (see :func:`completer_inputs`)."""
+
+    values: np.ndarray
+    known: np.ndarray
+    dim: int
+    rng: np.random.Generator
+    max_iter: int
+    tol: float
+    progress: Progress | None
+
+
+def completer_inputs(D: Any, mask: Any, dim: Any, rng: Any, max_iter: Any, tol: Any,
+                     progress: Any, *, owner: str) -> CompleterInputs:
+    """The completion problem (:func:`completion_problem`) and the loop's arguments, checked."""
+    values, known, dim = completion_problem(D, mask, dim, owner=owner)
+    return CompleterInputs(values, known, dim, check_rng(rng, owner=owner),
+                           *check_loop(max_iter, tol, owner=owner),
+                           check_progress(progress, owner=owner))
 
 
 def finish_edm(D: np.ndarray) -> np.ndarray:

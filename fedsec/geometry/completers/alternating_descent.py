@@ -35,10 +35,7 @@ from scipy.sparse.csgraph import shortest_path
 
 from fedsec.geometry._checks import (
     Progress,
-    check_loop,
-    check_progress,
-    check_rng,
-    completion_problem,
+    completer_inputs,
     described,
     float_matrix,
 )
@@ -106,10 +103,8 @@ def alternating_descent(
     >>> bool(np.linalg.norm(D_hat[:30, :30] - edm(X)) < 1e-3 * np.linalg.norm(edm(X)))
     True
     """
-    values, known, dim = completion_problem(D, mask, dim, owner=OWNER)
-    rng = check_rng(rng, owner=OWNER)
-    max_iter, tol = check_loop(max_iter, tol, owner=OWNER)
-    progress = check_progress(progress, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
     with blas_threads(None):  # thousands of small steps: one BLAS thread is fastest
         X = _fit(values, known, dim, rng, max_iter, tol, init, progress)
     return edm(X)

@@ -50,10 +50,7 @@ from scipy.linalg import svd
 
 from fedsec.geometry._checks import (
     Progress,
-    check_loop,
-    check_progress,
-    check_rng,
-    completion_problem,
+    completer_inputs,
     finish_edm,
 )
 from fedsec.geometry.completers._spectral import blas_threads
@@ -114,10 +111,8 @@ def optspace(
     >>> bool(np.linalg.norm(D_hat[:30, :30] - edm(X)) < 0.1 * np.linalg.norm(edm(X)))
     True
     """
-    values, known, dim = completion_problem(D, mask, dim, owner=OWNER)
-    rng = check_rng(rng, owner=OWNER)
-    max_iter, tol = check_loop(max_iter, tol, owner=OWNER)
-    progress = check_progress(progress, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
     n_points = values.shape[0]
     rank = dim + 2 if rank is None else check_int(rank, owner=OWNER, name="rank", min_value=1,
                                                   max_value=n_points)

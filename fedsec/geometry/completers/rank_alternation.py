@@ -22,10 +22,7 @@ import numpy as np
 
 from fedsec.geometry._checks import (
     Progress,
-    check_loop,
-    check_progress,
-    check_rng,
-    completion_problem,
+    completer_inputs,
 )
 from fedsec.geometry.completers._spectral import (
     blas_threads,
@@ -87,10 +84,8 @@ def rank_alternation(
     >>> bool(np.linalg.norm(D_hat[:30, :30] - edm(X)) < 0.2 * np.linalg.norm(edm(X)))
     True
     """
-    values, known, dim = completion_problem(D, mask, dim, owner=OWNER)
-    rng = check_rng(rng, owner=OWNER)
-    max_iter, tol = check_loop(max_iter, tol, owner=OWNER)
-    progress = check_progress(progress, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
     fixed = known | np.eye(values.shape[0], dtype=bool)
     known_norm = max(float(np.linalg.norm(values[known])), 1e-300)
     current = np.where(known, values, float(values[known].mean()) if known.any() else 0.0)

@@ -45,10 +45,7 @@ import scipy.sparse as sp
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.geometry._checks import (
     Progress,
-    check_loop,
-    check_progress,
-    check_rng,
-    completion_problem,
+    completer_inputs,
 )
 from fedsec.geometry.completers._spectral import top_eigenpairs
 from fedsec.validation import check_choice, check_float, check_int
@@ -130,10 +127,8 @@ def semidefinite_relaxation(
     """
     import cvxpy as cp
 
-    values, known, dim = completion_problem(D, mask, dim, owner=OWNER)
-    check_rng(rng, owner=OWNER)
-    max_iter, tol = check_loop(max_iter, tol, owner=OWNER)
-    progress = check_progress(progress, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
     fit = check_choice(fit, owner=OWNER, name="fit", choices=FITS)
     solver = check_choice(solver, owner=OWNER, name="solver", choices=SOLVERS)
     trace_weight = check_float(trace_weight, owner=OWNER, name="trace_weight")

@@ -41,10 +41,7 @@ import numpy as np
 
 from fedsec.geometry._checks import (
     Progress,
-    check_loop,
-    check_progress,
-    check_rng,
-    completion_problem,
+    completer_inputs,
     finish_edm,
 )
 from fedsec.geometry.completers._spectral import blas_threads, leading_eigenpairs
@@ -112,10 +109,8 @@ def soft_impute(
     >>> bool(np.linalg.norm(D_hat[:10, :10] - edm(X)) < 0.1 * np.linalg.norm(edm(X)))
     True
     """
-    values, known, dim = completion_problem(D, mask, dim, owner=OWNER)
-    rng = check_rng(rng, owner=OWNER)
-    max_iter, tol = check_loop(max_iter, tol, owner=OWNER)
-    progress = check_progress(progress, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
     n_points = values.shape[0]
     n_lambdas = check_int(n_lambdas, owner=OWNER, name="n_lambdas", min_value=1)
     min_ratio = check_float(min_ratio, owner=OWNER, name="min_ratio", min_value=0.0,
