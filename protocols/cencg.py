@@ -18,7 +18,7 @@ from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.registry import register
 from protocols import krls
-from protocols.fedcg_setup import FedCGParams, Shared, centralized_shared, evaluate
+from protocols.fedcg_setup import SERVER, FedCGParams, Shared, centralized_shared, evaluate
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -94,6 +94,28 @@ class CenCG(Protocol):
                         class_names=federation.test.class_names)
         with federation.network.compute(party.name):
             return reference_outcome(self.params, train, federation.test, federation.seed)
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return reference_outcome(self.params, train, test, seed)
+
+
+class FederatedCG(Protocol):
+    """What FedCG naive and FedCG secure share: layouts, defaults, parameters, the reference.
+
+    Both must reach CenCG's alpha: within 1e-8 (relative) under exact backends,
+    1e-4 under CKKS.
+    """
+
+    paper = PAPER
+    partition_kinds = ("horizontal", "vertical", "hybrid")
+    default_partition = "hybrid:cohorts=2,groups=3"
+    default_dataset = "ionosphere"
+    coordinators = ((SERVER, "server"),)
+    requires = frozenset({"sum"})
+    Params = FedCGParams
+
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        return 1e-8 if backend.exact else 1e-4
 
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
         return reference_outcome(self.params, train, test, seed)

@@ -19,15 +19,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fedsec.backends.primitives import masked_send
-from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.registry import register
 from protocols import krls
-from protocols.cencg import PAPER, reference_outcome, solve_kernel
+from protocols.cencg import FederatedCG, solve_kernel
 from protocols.fedcg_setup import (
     SERVER,
     FedCGParams,
-    agreement_rtol,
     cell_index,
     cohort_block,
     cohort_chain,
@@ -38,7 +37,6 @@ from protocols.fedcg_setup import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fedsec.data import Dataset
     from fedsec.federation import Federation
 
 KERNEL_TAG = "kernel_block"
@@ -46,18 +44,11 @@ LABELS_TAG = "masked_labels"
 
 
 @register("protocol", "fedcg-naive")
-class FedCGNaive(Protocol):
+class FedCGNaive(FederatedCG):
     """Kernel blocks to the server in one round; labels protected by the backend."""
 
     summary = "Hybrid federated RRLS: cell owners send kernel blocks, the server solves by CG."
-    paper = PAPER
-    partition_kinds = ("horizontal", "vertical", "hybrid")
-    default_partition = "hybrid:cohorts=2,groups=3"
-    default_dataset = "ionosphere"
-    coordinators = ((SERVER, "server"),)
-    requires = frozenset({"sum"})
     exposes = frozenset({KERNEL_TAG, LABELS_TAG, "landmark_features", "model"})
-    Params = FedCGParams
 
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
@@ -95,9 +86,3 @@ class FedCGNaive(Protocol):
         metrics.update(epochs=result.epochs, converged=result.converged)
         return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
                        truth={**gram_truth(cohort_kernels), "landmarks": shared.W})
-
-    def agreement_rtol(self, backend: MaskingBackend) -> float:
-        return agreement_rtol(backend.exact)
-
-    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
-        return reference_outcome(self.params, train, test, seed)

@@ -25,16 +25,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedsec.backends.primitives import secure_sum
-from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.registry import register
 from protocols import krls
-from protocols.cencg import PAPER, absolute_tol, reference_outcome
+from protocols.cencg import FederatedCG, absolute_tol
 from protocols.fedcg_setup import (
     SERVER,
     FedCGParams,
     Shared,
-    agreement_rtol,
     cell_index,
     cohort_block,
     cohort_chain,
@@ -45,7 +44,6 @@ from protocols.fedcg_setup import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fedsec.data import Dataset
     from fedsec.federation import Federation
 
 FORWARD_TAG = "chain_product"
@@ -128,19 +126,12 @@ def _aggregate(federation: Federation, backend: MaskingBackend,
 
 
 @register("protocol", "fedcg-secure")
-class FedCGSecure(Protocol):
+class FedCGSecure(FederatedCG):
     """Chained Hadamard products per cohort; the server sees only aggregates and directions."""
 
     summary = "Hybrid federated RRLS by CG; kernel blocks never leave their owners."
-    paper = PAPER
-    partition_kinds = ("horizontal", "vertical", "hybrid")
-    default_partition = "hybrid:cohorts=2,groups=3"
-    default_dataset = "ionosphere"
-    coordinators = ((SERVER, "server"),)
-    requires = frozenset({"sum"})
     exposes = frozenset({FORWARD_TAG, BACKWARD_TAG, DIRECTION_TAG, GRADIENT_TAG, NOISE_TAG,
                          GRAM_TAG, "landmark_features", "model"})
-    Params = FedCGParams
 
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
@@ -196,9 +187,3 @@ class FedCGSecure(Protocol):
                    for h in cohorts}
         return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
                        truth={**gram_truth(kernels), "landmarks": shared.W})
-
-    def agreement_rtol(self, backend: MaskingBackend) -> float:
-        return agreement_rtol(backend.exact)
-
-    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
-        return reference_outcome(self.params, train, test, seed)

@@ -281,8 +281,3 @@ def gram_truth(blocks: Mapping[int, np.ndarray]) -> dict[str, np.ndarray]:
     out = {f"gram/cohort{h}": K.T @ K for h, K in blocks.items()}
     out["gram/total"] = sum(out.values())
     return out
-
-
-def agreement_rtol(exact: bool) -> float:
-    """FedCG's acceptance: alpha within 1e-8 (exact backends) or 1e-4 (CKKS) of CenCG's."""
-    return 1e-8 if exact else 1e-4
