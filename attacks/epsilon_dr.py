@@ -32,6 +32,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
+from fedsec.scoring import check_truth
 from fedsec.validation import check_float
 from protocols.nri_dc_maths import dr_certificate
 
@@ -74,12 +75,7 @@ def feature_targets(reconstruction: Reconstruction,
                     truth: Mapping[str, np.ndarray | bytes]) -> list[str]:
     """The estimated feature blocks (``.../X``), each checked against the ground truth."""
     keys = [k for k in reconstruction.estimates if k.endswith("/X")]
-    missing = [k for k in keys if k not in truth]
-    if missing:
-        raise ValidationError(
-            f"The ground truth has no entry for {', '.join(missing)}; score with the private "
-            "store of the run that produced the transcript."
-        )
+    check_truth(keys, truth)
     return keys
 
 

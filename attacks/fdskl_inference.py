@@ -36,10 +36,11 @@ import numpy as np
 from scipy.linalg import null_space, orth
 
 from attacks.linear_inference import epoch_pairs, solve_linear_map
-from fedsec.errors import CapabilityError, ValidationError
+from fedsec.errors import CapabilityError
 from fedsec.interfaces import Attack, Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
+from fedsec.scoring import advantage, check_truth
 from fedsec.validation import check_choice, check_float, check_int
 from fedsec.views import View
 from protocols import fdskl_observations as fo
@@ -610,10 +611,8 @@ class FeatureRecovery(Scorer):
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
         eps = self.params.epsilon
         per_target: dict[str, dict[str, float]] = {}
+        check_truth(reconstruction.estimates, truth)
         for key, estimate in reconstruction.estimates.items():
-            if key not in truth:
-                raise ValidationError(f"The ground truth has no entry {key!r}; score with the "
-                                      "private store of the run that produced the transcript.")
             target = np.atleast_2d(np.asarray(truth[key], dtype=np.float64))
             entry = _recovery(np.atleast_2d(np.asarray(estimate, dtype=np.float64)), target, eps)
             if key in reconstruction.baseline:
@@ -628,6 +627,6 @@ class FeatureRecovery(Scorer):
                 values = [e[prefix + name] for e in per_target.values() if prefix + name in e]
                 summary[prefix + name] = float(np.mean(values)) if values else float("nan")
         error, base = summary["relative_error"], summary["baseline_relative_error"]
-        summary["advantage"] = 1.0 - error / base if base > 0 else float("nan")
+        summary["advantage"] = advantage(error, base)
         summary["per_target"] = per_target
         return summary

@@ -4,6 +4,11 @@ Importing this package registers them.
 """
 
 from fedsec.scoring.points import PointRecovery
-from fedsec.scoring.reconstruction import ReconstructionError, advantage, relative_error
+from fedsec.scoring.reconstruction import (
+    ReconstructionError,
+    advantage,
+    check_truth,
+    relative_error,
+)
 
-__all__ = ["PointRecovery", "ReconstructionError", "advantage", "relative_error"]
+__all__ = ["PointRecovery", "ReconstructionError", "advantage", "check_truth", "relative_error"]

@@ -20,7 +20,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage
+from fedsec.scoring.reconstruction import advantage, check_truth
 from fedsec.validation import check_float
 
 
@@ -70,9 +70,8 @@ class PointRecovery(Scorer):
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
         eps = self.params.epsilon
         per_target: dict[str, dict[str, float]] = {}
+        check_truth(reconstruction.estimates, truth)
         for key, estimate in reconstruction.estimates.items():
-            if key not in truth:
-                raise ValidationError(f"The ground truth has no entry {key!r}.")
             target = np.asarray(truth[key], dtype=float)
             entry = self._metrics(np.asarray(estimate, dtype=float), target, eps)
             baseline = reconstruction.baseline.get(key)

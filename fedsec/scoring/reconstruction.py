@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,25 @@ def relative_error(estimate: np.ndarray, truth: np.ndarray) -> float:
     norm = float(np.linalg.norm(truth))
     diff = float(np.linalg.norm(estimate - truth))
     return diff / norm if norm > 0 else diff
+
+
+def check_truth(keys: Iterable[str], truth: Mapping[str, Any]) -> None:
+    """Refuse to score estimates the ground truth has no entry for (naming every one).
+
+    Examples
+    --------
+    >>> check_truth(["party/a/X"], {"party/a/X": 0})
+    >>> check_truth(["party/b/X"], {})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fedsec.errors.ValidationError: The ground truth has no entry for party/b/X; score ...
+    """
+    missing = [key for key in keys if key not in truth]
+    if missing:
+        raise ValidationError(
+            f"The ground truth has no entry for {', '.join(missing)}; score with the private "
+            "store of the run that produced the transcript."
+        )
 
 
 def advantage(error: float, baseline_error: float) -> float:
@@ -72,12 +91,7 @@ class ReconstructionError(Scorer):
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
-        missing = sorted(set(reconstruction.estimates) - set(truth))
-        if missing:
-            raise ValidationError(
-                f"The ground truth has no entry for {', '.join(missing)}; score with the private "
-                "store of the run that produced the transcript."
-            )
+        check_truth(sorted(reconstruction.estimates), truth)
         eps = self.params.epsilon
         per_target: dict[str, dict[str, float]] = {}
         for key, estimate in reconstruction.estimates.items():
