@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from fedsec.component import Component
-from fedsec.errors import CapabilityError
+from fedsec.errors import CapabilityError, ValidationError
 from fedsec.validation import check_choice
 from fedsec.wire import Wire
 
@@ -226,6 +226,17 @@ class MaskingBackend(Component, ABC):
             f"The {self.name!r} backend does not support {operation!r}; backends that do: "
             f"{', '.join(having) or 'none'}."
         )
+
+
+def same_key_summands(items: Sequence[Protected], what: str) -> Protected:
+    """The first of ``items`` once all are known to share its length and key (encrypted sums)."""
+    if not items:
+        raise ValidationError(f"Cannot sum zero {what} vectors.")
+    first = items[0]
+    for other in items[1:]:
+        if other.length != first.length or other.key_id != first.key_id:
+            raise ValidationError(f"{what} vectors to add must share a length and a key.")
+    return first
 
 
 def keyholder_reveal(

@@ -33,6 +33,7 @@ from fedsec.backends.api import (
     MaskingBackend,
     Protected,
     keyholder_reveal,
+    same_key_summands,
 )
 from fedsec.backends.fixed_point import check_range
 from fedsec.errors import CapabilityError, ValidationError
@@ -230,14 +231,9 @@ class CkksBackend(MaskingBackend):
         return self.sum([a, b])
 
     def sum(self, items: Sequence[Protected]) -> Protected:
-        if not items:
-            raise ValidationError("Cannot sum zero CKKS vectors.")
-        first = items[0]
-        for other in items[1:]:
-            if other.length != first.length or other.key_id != first.key_id:
-                raise ValidationError("CKKS vectors to add must share a length and a key.")
-            if other.info["level"] != first.info["level"]:
-                raise CapabilityError("CKKS vectors at different levels cannot be added here.")
+        first = same_key_summands(items, "CKKS")
+        if any(other.info["level"] != first.info["level"] for other in items[1:]):
+            raise CapabilityError("CKKS vectors at different levels cannot be added here.")
         data = [chunk.copy() for chunk in first.data]
         for other in items[1:]:
             for mine, theirs in zip(data, other.data, strict=True):

@@ -33,6 +33,7 @@ from fedsec.backends.api import (
     MaskingBackend,
     Protected,
     keyholder_reveal,
+    same_key_summands,
 )
 from fedsec.backends.fixed_point import check_range, pack, slot_width, unpack
 from fedsec.backends.paillier_keys import (
@@ -267,12 +268,7 @@ class PaillierBackend(MaskingBackend):
         return self.sum([a, b])
 
     def sum(self, items: Sequence[Protected]) -> Protected:
-        if not items:
-            raise ValidationError("Cannot sum zero Paillier vectors.")
-        first = items[0]
-        for other in items[1:]:
-            if other.length != first.length or other.key_id != first.key_id:
-                raise ValidationError("Paillier vectors to add must share a length and a key.")
+        first = same_key_summands(items, "Paillier")
         n2 = _modulus_squared(first)
         data = list(first.data)
         for other in items[1:]:
