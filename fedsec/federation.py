@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedsec.errors import UnknownNameError
+from fedsec.errors import UnknownNameError, ValidationError
 from fedsec.keys import KeyStore, fingerprint
 from fedsec.network import Network
 from fedsec.seeding import generator
@@ -97,6 +97,26 @@ class Federation:
     def data_parties(self) -> list[Party]:
         """Parties that hold a shard."""
         return [p for p in self.parties.values() if p.shard is not None]
+
+    def pooled(self, who: str, instead: str) -> tuple[Party, Dataset]:
+        """The one party of a centralized reference and its data, in the training set's order.
+
+        ``who`` names the protocol and ``instead`` the federated alternative for
+        the error raised when more than one party holds data.
+        """
+        from fedsec.data import Dataset
+
+        data = self.data_parties()
+        if len(data) != 1:
+            raise ValidationError(
+                f"{who} is centralized: it needs one party holding all data, got {len(data)}. "
+                f"Use --partition horizontal:parties=1, or {instead}."
+            )
+        party = data[0]
+        (cell,) = party.shard.cells
+        order = np.argsort(cell.rows)  # the training set's row order
+        return party, Dataset(name="pooled", X=cell.X[order], y=cell.y[order],
+                              task=self.test.task, class_names=self.test.class_names)
 
     def share_key(
         self, owner: str, key_id: str, material: bytes, *, to: Iterable[str] = (),

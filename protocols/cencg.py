@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.registry import register
@@ -80,18 +79,7 @@ class CenCG(Protocol):
 
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
-        data = federation.data_parties()
-        if len(data) != 1:
-            raise ValidationError(
-                f"CenCG is centralized: it needs one party holding all data, got {len(data)}. "
-                "Use --partition horizontal:parties=1, or fedcg-naive/fedcg-secure."
-            )
-        party = data[0]
-        (cell,) = party.shard.cells
-        from fedsec.data import Dataset
-
-        train = Dataset(name="pooled", X=cell.X, y=cell.y, task=federation.test.task,
-                        class_names=federation.test.class_names)
+        party, train = federation.pooled("CenCG", "fedcg-naive/fedcg-secure")
         with federation.network.compute(party.name):
             return reference_outcome(self.params, train, federation.test, federation.seed)
 

@@ -198,19 +198,7 @@ class DSG(Protocol):
 
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
-        data = federation.data_parties()
-        if len(data) != 1:
-            raise ValidationError(
-                f"DSG is centralized: it needs one party holding all data, got {len(data)}. "
-                "Use --partition horizontal:parties=1, or fdskl on a vertical partition."
-            )
-        party = data[0]
-        (cell,) = party.shard.cells
-        order = np.argsort(cell.rows)  # the training set's row order: samples are row indices
-        from fedsec.data import Dataset
-
-        pooled = Dataset(name="pooled", X=cell.X[order], y=cell.y[order],
-                         task=federation.test.task, class_names=federation.test.class_names)
+        party, pooled = federation.pooled("DSG", "fdskl on a vertical partition")
         with federation.network.compute(party.name):
             return reference_outcome(self.params, pooled, federation.test, federation.seed)
 
