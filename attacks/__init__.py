@@ -1,14 +1,11 @@
-"""Attacks, one module per family; importing this package registers them."""
+"""Attacks, one package per protocol family; importing this package registers them.
 
-from attacks import contribution_readout, edm_completion, kernel_inversion, linear_inference
-from attacks import pinv_reconstruction as pinv_reconstruction  # also registers epsilon_dr
-from attacks import tree_collusion as tree_collusion  # also registers fdskl_inference
+Installed as ``fedsec.attacks``; mirrors :mod:`fedsec.protocols`. Attacks that
+serve several families stay at the top: ``contribution-readout`` (secure sums)
+and ``linear-inference`` (the linear-system engine of
+:mod:`~fedsec.attacks.linear_systems`, with one equation extractor per family).
+"""
 
-__all__ = [
-    "contribution_readout",
-    "edm_completion",
-    "kernel_inversion",
-    "linear_inference",
-    "pinv_reconstruction",
-    "tree_collusion",
-]
+from fedsec.attacks import contribution_readout, fdskl, fedcg, linear_inference, nri_dc
+
+__all__ = ["contribution_readout", "fdskl", "fedcg", "linear_inference", "nri_dc"]

@@ -14,10 +14,12 @@ import numpy as np
 from fedsec.backends.primitives import CONTRIBUTION_TAG
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
+from fedsec.private_store import truth_key
+from fedsec.protocols.secure_sum import RESULT_TAG
 from fedsec.registry import register
 from fedsec.views import View
 
-RESULT_TAGS = ("secure_sum.result",)
+RESULT_TAGS = (RESULT_TAG,)
 
 
 def equal_share(total: np.ndarray, n_senders: int) -> np.ndarray:
@@ -54,7 +56,7 @@ class ContributionReadout(Attack):
                            else np.zeros(length))
         baseline = {}
         for sender in senders:
-            key = f"party/{sender}/value/vector"
+            key = truth_key(sender, "value", "vector")
             baseline[key] = baseline_vector
             estimates[key] = readable.get(sender, baseline_vector)
         return Reconstruction(

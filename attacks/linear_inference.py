@@ -1,141 +1,121 @@
-"""Linear inference: secrets that enter observed messages linearly with known coefficients.
+"""The ``linear-inference`` attack: regression over every equation a view holds about a secret.
 
-Gu, Dang, Li, Huang, "Federated Doubly Stochastic Kernel Learning for
-Vertically Partitioned Data" (Definition 6: enough equations ``o = w^T x``
-with known ``w`` determine ``x``), applied to FedCG secure (Damiani, Rodina,
-Decherchi 2024, Algorithm 1) as the project's SEEDS.md reads it: at every
-CG epoch the server broadcasts a direction ``p_t`` and receives
-``K_h^T K_h p_t + (lambda / N_h) p_t`` per contribution; the pairs determine
-the m×m Gram matrix ``K_h^T K_h`` once m independent directions have passed
-(fewer give its restriction to the Krylov subspace spanned). Under a masking
-backend the server still learns the sum over cohorts, hence ``K^T K``.
+Runs the extractor registered for the view's protocol
+(:func:`fedsec.attacks.linear_systems.register_extractor`) and solves its
+systems with the engine of :mod:`fedsec.attacks.linear_systems`: per-sample
+least squares, or alternating least squares with shared offsets. Built-in
+extractors: FDSKL (a worker's features from the masked partial dot products)
+and FedCG secure (the Gram matrices ``K_h^T K_h`` from the CG epochs).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from fedsec.backends.fixed_point import decode_z64
-from fedsec.backends.noise import merge_terms
-from fedsec.interfaces import Attack
+from fedsec.attacks.linear_systems import (
+    EXTRACTORS,
+    LinearSystem,
+    error_curve,
+    solve_rows,
+    solve_shared,
+)
+from fedsec.interfaces import Attack, Protocol
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.validation import check_float
+from fedsec.validation import check_choice, check_int
 from fedsec.views import View
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
-         "Partitioned Data (Definition 6); applied to Damiani et al. 2024, Algorithm 1")
+         "Partitioned Data (Definition 6, Lemma 8); FedCG secure (Damiani et al. 2024)")
+ESTIMATORS = ("auto", "per-sample", "shared-offsets")
+ANCHORS = ("prior", "minmax")
 
 
-def solve_linear_map(inputs: np.ndarray, outputs: np.ndarray, *,
-                     rcond: float = 1e-10) -> tuple[np.ndarray, int]:
-    """The matrix M with ``outputs ≈ M inputs`` (columns are observations), and the rank used.
+@register("attack", "linear-inference")
+class LinearInference(Attack):
+    """Regression over every equation a view holds about each secret row, exact or noisy."""
 
-    Least squares over every observed pair; with fewer independent inputs than
-    M has columns, M is determined only on their span (minimum-norm solution).
-
-    Examples
-    --------
-    >>> M = np.array([[2.0, 1.0], [1.0, 3.0]])
-    >>> P = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
-    >>> est, rank = solve_linear_map(P, M @ P)
-    >>> np.allclose(est, M), rank
-    (True, 2)
-    """
-    solution, _, rank, _ = np.linalg.lstsq(inputs.T, outputs.T, rcond=rcond)
-    return solution.T, int(rank)
-
-
-Contributors = tuple[str, ...]
-
-
-def epoch_pairs(view: View) -> tuple[dict[int, np.ndarray],
-                                     dict[Contributors, dict[int, np.ndarray]],
-                                     dict[Contributors, list[int]], int]:
-    """Directions per epoch and the matching Gram products per contributor (or their sum)."""
-    directions: dict[int, np.ndarray] = {}
-    for m in view.select(tag="cg_direction"):
-        if view.can_open(m):
-            directions.setdefault(int(m.meta["epoch"]), np.asarray(view.open(m)))
-    products: dict[tuple[str, ...], dict[int, np.ndarray]] = defaultdict(dict)
-    covered: dict[tuple[str, ...], list[int]] = {}
-    n_cohorts = 0
-    by_epoch: dict[int, list] = defaultdict(list)
-    for m in view.select(tag="gram_product"):
-        by_epoch[int(m.meta["epoch"])].append(m)
-    for epoch, messages in by_epoch.items():
-        cohorts = messages[0].meta["cohorts"]
-        n_cohorts = int(messages[0].meta["n_cohorts"])
-        shape = directions[epoch].shape if epoch in directions else None
-        if shape is None:
-            continue
-        if all(view.can_open(m) for m in messages):
-            for m in messages:
-                products[(m.sender,)][epoch] = np.asarray(view.open(m), dtype=float).reshape(shape)
-                covered[(m.sender,)] = cohorts[m.sender]
-            continue
-        total = _summed(view, messages)
-        if total is not None:  # the server opens the sum it is meant to learn
-            key = tuple(sorted(m.sender for m in messages))
-            products[key][epoch] = total.reshape(shape)
-            covered[key] = sorted(h for s in key for h in cohorts[s])
-    return directions, dict(products), covered, n_cohorts
-
-
-def _summed(view: View, messages: list) -> np.ndarray | None:
-    """The aggregate of protected contributions as their receiver obtains it."""
-    if all(m.protection == "noise" for m in messages):
-        words = np.sum([np.asarray(m.payload, dtype=np.uint64) for m in messages], axis=0,
-                       dtype=np.uint64)
-        if merge_terms(*(m.meta["masks"] for m in messages)):
-            return None  # masks remain: some contributions are missing from the view
-        return decode_z64(words, messages[0].meta["fraction_bits"])
-    receiver = messages[0].receiver
-    later = [m for m in view.select(tag="reveal.result", receiver=receiver)
-             if m.seq > messages[-1].seq]
-    if later and view.can_open(later[0]):
-        return np.asarray(view.open(later[0]), dtype=float)
-    return None
-
-
-@register("attack", "gram-inference")
-class GramInference(Attack):
-    """Recover Gram matrices ``K_h^T K_h`` from the server's (direction, product) pairs."""
-
-    summary = ("Solve the linear system the CG epochs' (direction, Gram product) pairs form: "
-               "per-cohort Gram matrices under plain, their sum under a masking backend.")
+    summary = ("Least squares over observed messages linear in a secret (FDSKL's masked partial "
+               "products, FedCG's Gram products), with noise of known mean and shared offsets.")
     paper = PAPER
-    needs_tags = frozenset({"cg_direction", "gram_product"})
+    default_scorer = "feature-recovery"
+    needs_tags = frozenset()  # each extractor declares its own (Extractor.tags)
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
-        rcond: float = 1e-10
+        estimator: str = "auto"
+        anchor: str = "prior"
+        curve_points: int = 8
 
         def __post_init__(self) -> None:
-            check_float(self.rcond, owner="attack 'gram-inference'", name="rcond", min_value=0.0)
+            owner = "attack 'linear-inference'"
+            check_choice(self.estimator, owner=owner, name="estimator", choices=ESTIMATORS)
+            check_choice(self.anchor, owner=owner, name="anchor", choices=ANCHORS)
+            check_int(self.curve_points, owner=owner, name="curve_points", min_value=0)
+
+    @classmethod
+    def applies_to(cls, protocol: type[Protocol]) -> bool:
+        """Only protocols with a registered equation extractor whose tags they expose."""
+        extractor = EXTRACTORS.get(protocol.name)
+        return extractor is not None and extractor.tags <= protocol.exposes
+
+    def not_applicable(self, view: View) -> str | None:
+        protocol = view.header.get("protocol", {}).get("name")
+        if protocol not in EXTRACTORS:
+            return (f"no equation extractor for protocol {protocol!r} (known: "
+                    f"{', '.join(sorted(EXTRACTORS))})")
+        extractor = EXTRACTORS[protocol]
+        missing = sorted(extractor.tags - view.tags())
+        if missing:
+            return f"{view.threat} observed no message tagged {', '.join(missing)}"
+        return None if extractor.applicable is None else extractor.applicable(view)
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)
-        directions, products, covered, n_cohorts = epoch_pairs(view)
-        lam = float(view.header.get("protocol", {}).get("params", {}).get("regularization", 0.0))
-        estimates, baseline, ranks = {}, {}, {}
-        for contributors, by_epoch in products.items():
-            epochs = sorted(by_epoch)
-            P = np.hstack([directions[e] for e in epochs])
-            Q = np.hstack([by_epoch[e] for e in epochs])
-            M, rank = solve_linear_map(P, Q, rcond=self.params.rcond)
-            cohorts = covered[contributors]
-            gram = M - lam * len(cohorts) / max(n_cohorts, 1) * np.eye(M.shape[0])
-            key = ("outcome/gram/total" if len(cohorts) == n_cohorts
-                   else f"outcome/gram/cohort{cohorts[0]}" if len(cohorts) == 1 else None)
-            if key is None:
-                continue
-            estimates[key] = 0.5 * (gram + gram.T)
-            baseline[key] = np.zeros_like(gram)
-            ranks[key] = {"contributors": list(contributors), "epochs": len(epochs),
-                          "rank": rank, "size": M.shape[0]}
+        systems = EXTRACTORS[view.header["protocol"]["name"]].systems(view)
+        chosen = self._choose(systems)
+        source = next((s for s in systems if s.nuisance is None), None)
+        estimates: dict[str, np.ndarray] = {}
+        baseline: dict[str, np.ndarray] = {}
+        info: dict[str, Any] = {"systems": []}
+        if self.params.curve_points and source is not None:
+            info["curve"] = {"system": source.label,
+                             "points": error_curve(source, self.params.curve_points)}
+        for system in chosen:
+            entry: dict[str, Any] = {"label": system.label, "equations": int(system.rows.size),
+                                     **system.info}
+            if system.nuisance is not None:
+                x, extra = solve_shared(system, anchor=self.params.anchor)
+                entry.update(extra)
+            else:
+                x, _ = solve_rows(system)
+            found = np.isfinite(x).all(axis=1)
+            entry["rows_estimated"] = int(found.sum())
+            entry["rows"] = int(system.n_rows)
+            entry["rows_missing"] = np.flatnonzero(~found)[:1000].tolist()
+            x[~found] = system.baseline
+            for key, start, stop in system.parts:
+                value = x[:, start:stop]
+                if system.symmetric:
+                    value = 0.5 * (value + value.T)
+                estimates[key] = value
+                baseline[key] = np.full_like(value, system.baseline)
+            info["systems"].append(entry)
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
-                              baseline=baseline, info={"targets": ranks})
+                              baseline=baseline, info=info)
+
+    def _choose(self, systems: list[LinearSystem]) -> list[LinearSystem]:
+        """Systems of the chosen estimator; systems offered for one estimator only stay."""
+        wanted = self.params.estimator
+        only = [s for s in systems if s.estimator is None]
+        offered = [s for s in systems if s.estimator is not None]
+        if wanted == "auto":  # shared offsets where they exist, per-sample for the rest
+            shared = [s for s in offered if s.estimator == "shared-offsets"]
+            covered = {key for s in shared for key, _, _ in s.parts}
+            rest = [s for s in offered if s not in shared
+                    and not {key for key, _, _ in s.parts} <= covered]
+            return only + rest + shared
+        return only + [s for s in offered if s.estimator == wanted]

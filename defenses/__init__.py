@@ -1,6 +1,9 @@
-"""Defences, one module each; importing this package registers them."""
+"""Defences, one package per protocol family; importing this package registers them.
 
-from defenses import epsilon_dr_downsampling as epsilon_dr_downsampling
-from defenses import gaussian_noise, landmarks
+Installed as ``fedsec.defenses``; mirrors :mod:`fedsec.protocols`. Defences
+that serve any protocol stay at the top (``gaussian-noise``).
+"""
 
-__all__ = ["epsilon_dr_downsampling", "gaussian_noise", "landmarks"]
+from fedsec.defenses import fedcg, gaussian_noise, nri_dc
+
+__all__ = ["fedcg", "gaussian_noise", "nri_dc"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedsec.backends.primitives import CONTRIBUTION_TAG
 from fedsec.federation import Party
 from fedsec.interfaces import Defense
 from fedsec.registry import register
@@ -28,7 +29,7 @@ class GaussianNoise(Defense):
     summary = "Each party adds N(0, sigma^2) noise to what it sends (no formal DP guarantee)."
     paper = "Dwork and Roth, The Algorithmic Foundations of Differential Privacy, 2014"
     protocols = frozenset({"secure-sum"})
-    points = frozenset({"secure_sum.contribution"})
+    points = frozenset({CONTRIBUTION_TAG})
 
     @dataclass(frozen=True, kw_only=True)
     class Params:

@@ -11,6 +11,7 @@ import numpy as np
 from fedsec.errors import UnknownNameError, ValidationError
 from fedsec.keys import KeyStore, fingerprint
 from fedsec.network import Network
+from fedsec.private_store import truth_key
 from fedsec.seeding import generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,5 +159,5 @@ class Federation:
         """Every party's private holdings, keyed ``party/NAME/...`` (the auditor's truth)."""
         out: dict[str, np.ndarray | bytes] = {}
         for name, party in self.parties.items():
-            out.update({f"party/{name}/{k}": v for k, v in party.knowledge().items()})
+            out.update({truth_key(name, *k.split("/")): v for k, v in party.knowledge().items()})
         return out

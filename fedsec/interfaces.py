@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fedsec.backends.api import MaskingBackend
+from fedsec.backends.api import MaskingBackend, backends
 from fedsec.component import Component
 from fedsec.errors import CapabilityError
 from fedsec.outcomes import Outcome, Reconstruction
@@ -24,7 +24,7 @@ from fedsec.outcomes import Outcome, Reconstruction
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
     from fedsec.federation import Federation, Party
-    from fedsec.views import View
+    from fedsec.view import View
 
 
 class Protocol(Component, ABC):
@@ -43,12 +43,31 @@ class Protocol(Component, ABC):
     coordinators: ClassVar[tuple[tuple[str, str], ...]] = ()
     requires: ClassVar[frozenset[str]] = frozenset()
     exposes: ClassVar[frozenset[str]] = frozenset()
+    uses_backend: ClassVar[bool] = True
+    """False when nothing goes through the masking backend: only ``plain`` is accepted."""
+    backend_note: ClassVar[str] = ""
+    """Why the protocol uses no masking backend (shown when another one is asked for)."""
+    renamed_tags: ClassVar[Mapping[str, str]] = {}
+    """Tags of transcripts written by older fedsec versions → today's (the family's
+    ``tags.RENAMED``); views translate them."""
 
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
         return {"partition_kinds": list(cls.partition_kinds), "requires": sorted(cls.requires),
-                "exposes": sorted(cls.exposes),
+                "exposes": sorted(cls.exposes), "uses_backend": cls.uses_backend,
                 "coordinators": [list(c) for c in cls.coordinators]}
+
+    @classmethod
+    def check_backend(cls, backend: type[MaskingBackend] | MaskingBackend) -> None:
+        """Refuse a backend this protocol does not use, or one lacking an operation it needs."""
+        if not cls.uses_backend and backend.name != "plain":
+            note = f" ({cls.backend_note})" if cls.backend_note else ""
+            raise CapabilityError(
+                f"Protocol {cls.name!r} sends nothing through a masking backend{note}, so the "
+                f"{backend.name!r} backend would change nothing; use the plain backend "
+                "(the default)."
+            )
+        check_operations(backend, cls.requires, who=f"Protocol {cls.name!r}")
 
     def agreement_rtol(self, backend: MaskingBackend) -> float:
         """How close (relative) the federated result must be to the centralized one."""
@@ -71,14 +90,12 @@ class Protocol(Component, ABC):
 def check_operations(backend: type[MaskingBackend] | MaskingBackend, needed: Iterable[str], *,
                      who: str) -> None:
     """Refuse a backend that lacks an operation, naming the backends that have it."""
-    from fedsec.registry import classes
-
     missing = sorted(set(needed) - set(backend.operations))
     if not missing:
         return
     lines = []
     for op in missing:
-        having = sorted(n for n, c in classes("backend").items() if op in c.operations)
+        having = sorted(n for n, c in backends.classes().items() if op in c.operations)
         lines.append(f"{op!r} (available in: {', '.join(having) or 'no registered backend'})")
     raise CapabilityError(
         f"{who} needs operation(s) the {backend.name!r} backend lacks: {'; '.join(lines)}."
@@ -103,6 +120,17 @@ class Attack(Component, ABC):
         return {"default_scorer": cls.default_scorer, "needs_tags": sorted(cls.needs_tags),
                 "needs_any_tags": sorted(cls.needs_any_tags),
                 "needs_knowledge": sorted(cls.needs_knowledge)}
+
+    @classmethod
+    def applies_to(cls, protocol: type[Protocol]) -> bool:
+        """Whether ``protocol``'s transcripts can carry what this attack reads (declared data).
+
+        By default: the protocol exposes every tag in ``needs_tags`` and, when
+        ``needs_any_tags`` is set, at least one of those.
+        """
+        if not cls.needs_tags <= protocol.exposes:
+            return False
+        return not cls.needs_any_tags or bool(cls.needs_any_tags & protocol.exposes)
 
     def not_applicable(self, view: View) -> str | None:
         """Why this attack cannot run on ``view``, or None when it can.

@@ -13,6 +13,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +21,93 @@ from fedsec.errors import ValidationError
 
 FILE_NAME = "private.npz"
 _BYTES_INDEX = "__bytes_entries__"
+_PARTY, _OUTCOME, _SEP = "party", "outcome", "/"
+
+
+class TruthKey(NamedTuple):
+    """A ground-truth key taken apart: whose (a party, or the run's outcome) and what.
+
+    ``party`` is None for outcome entries (what the run computed, for example a
+    Gram matrix); ``path`` is what follows the owner (``("shard", "cell0", "X")``).
+    """
+
+    party: str | None
+    path: tuple[str, ...]
+
+    def __str__(self) -> str:
+        head = (_OUTCOME,) if self.party is None else (_PARTY, self.party)
+        return _SEP.join((*head, *self.path))
+
+    @property
+    def local(self) -> str:
+        """The key inside the owner's own holdings (what :meth:`View.own` returns)."""
+        return _SEP.join(self.path)
+
+
+def truth_key(party: str | None, *path: str | int) -> str:
+    """The store key of ``path`` held by ``party`` (None: an outcome of the run).
+
+    Every key of the private store, every reconstruction's estimate and every
+    scorer's target is built here and taken apart by :func:`parse_truth_key`.
+
+    Examples
+    --------
+    >>> truth_key("party2", "shard", "cell0", "X")
+    'party/party2/shard/cell0/X'
+    >>> truth_key(None, "gram", "cohort1")
+    'outcome/gram/cohort1'
+    """
+    parts = tuple(str(p) for p in path)
+    owner = party if party is None else _check_part(party, "party")
+    for part in parts:
+        _check_part(part, "path element")
+    return str(TruthKey(owner, parts))
+
+
+def shard_key(party: str, cell: int, field: str) -> str:
+    """The key of one field (``X``, ``y``, ``rows``, ``columns``) of a party's shard cell.
+
+    >>> shard_key("hospital1", 0, "X")
+    'party/hospital1/shard/cell0/X'
+    """
+    return truth_key(party, *shard_path(cell, field))
+
+
+def shard_path(cell: int, field: str) -> tuple[str, ...]:
+    """The path of a shard field inside a party's own holdings."""
+    return ("shard", f"cell{int(cell)}", field)
+
+
+def parse_truth_key(key: str) -> TruthKey:
+    """Take a key of the store apart; the inverse of :func:`truth_key`.
+
+    Examples
+    --------
+    >>> parse_truth_key("party/party2/value/vector")
+    TruthKey(party='party2', path=('value', 'vector'))
+    >>> parse_truth_key("outcome/gram/total").party is None
+    True
+    >>> parse_truth_key("gram/total")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fedsec.errors.ValidationError: 'gram/total' is not a ground-truth key: ...
+    """
+    parts = key.split(_SEP)
+    if parts[0] == _PARTY and len(parts) >= 3 and all(parts[1:]):
+        return TruthKey(parts[1], tuple(parts[2:]))
+    if parts[0] == _OUTCOME and len(parts) >= 2 and all(parts[1:]):
+        return TruthKey(None, tuple(parts[1:]))
+    raise ValidationError(
+        f"{key!r} is not a ground-truth key: keys read 'party/NAME/...' or 'outcome/...'; "
+        "build them with fedsec.private_store.truth_key."
+    )
+
+
+def _check_part(part: str, what: str) -> str:
+    if not part or _SEP in part:
+        raise ValidationError(f"A ground-truth key's {what} must be non-empty and free of "
+                              f"{_SEP!r}; got {part!r}.")
+    return part
 
 
 def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray | bytes]) -> None:
@@ -65,6 +153,10 @@ def load_private(path: str | os.PathLike[str]) -> dict[str, np.ndarray | bytes]:
 def party_entries(
     entries: Mapping[str, np.ndarray | bytes], party: str
 ) -> dict[str, np.ndarray | bytes]:
-    """The part of a store that belongs to ``party``, without the ``party/NAME/`` prefix."""
-    prefix = f"party/{party}/"
-    return {k[len(prefix):]: v for k, v in entries.items() if k.startswith(prefix)}
+    """The part of a store that belongs to ``party``, keyed by :attr:`TruthKey.local`."""
+    out: dict[str, np.ndarray | bytes] = {}
+    for key, value in entries.items():
+        parsed = parse_truth_key(key)
+        if parsed.party == party:
+            out[parsed.local] = value
+    return out

@@ -14,11 +14,10 @@ from fedsec import registry
 from fedsec.cost import summarize
 from fedsec.errors import ValidationError
 from fedsec.federation import Federation
-from fedsec.interfaces import check_operations
 from fedsec.network import Network
 from fedsec.outcomes import Outcome
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
-from fedsec.private_store import save_private
+from fedsec.private_store import save_private, truth_key
 from fedsec.results import (
     RESULT_FILE,
     RESULT_SCHEMA_VERSION,
@@ -66,8 +65,12 @@ class RunConfig:
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
-        progress: Callable[[str], None] | None = None) -> RunResult:
+        progress: Callable[[str], None] | None = None, prefault: bool = True) -> RunResult:
     """Run ``config``; with ``out_dir``, write the transcript, result and private store there.
+
+    ``prefault`` lets the transcript's writer fault memory in ahead on a helper
+    thread (see :class:`~fedsec.transcript.TranscriptWriter`); callers that keep
+    every core busy already turn it off.
 
     Everything that can be checked is checked before the first message: names,
     parameters, defences' applicability, the backend's operations, the
@@ -87,7 +90,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
             )
         params = defense.configure(params)
     protocol = protocol_cls(**params)
-    check_operations(backend, protocol.requires, who=f"Protocol {protocol.name!r}")
+    protocol.check_backend(backend)
 
     from fedsec.data import load_spec
     from fedsec.partition import parse_partition
@@ -117,7 +120,8 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         "versions": versions(),
     }
     out = None if out_dir is None else Path(out_dir)
-    writer = TranscriptWriter(header, None if out is None else out / TRANSCRIPT_FILE)
+    writer = TranscriptWriter(header, None if out is None else out / TRANSCRIPT_FILE,
+                              prefault=prefault)
     network = Network(writer, partition.roles)
     federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
                                            test=test)
@@ -135,7 +139,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
     else:
         reference = Outcome()
     private = federation.knowledge()
-    private.update({f"outcome/{k}": v for k, v in outcome.truth.items()})
+    private.update({truth_key(None, *k.split("/")): v for k, v in outcome.truth.items()})
     record = {
         "schema_version": RESULT_SCHEMA_VERSION,
         "protocol": protocol.describe(), "backend": backend.describe(),

@@ -19,12 +19,31 @@ import numpy as np
 
 from fedsec import registry
 from fedsec.errors import ValidationError
+from fedsec.federation import Federation, Party
 from fedsec.interfaces import Attack, Defense, MaskingBackend, Protocol, Scorer
+from fedsec.keys import KeyStore
+from fedsec.network import Network
 from fedsec.runner import RunConfig, RunResult, run
-from fedsec.transcript import Transcript, read_transcript
+from fedsec.seeding import generator
+from fedsec.transcript import Transcript, TranscriptWriter, read_transcript
 from fedsec.views import build_view
 
 _UNKNOWN_PARAM = "no_such_parameter_xyz"
+
+
+def small_federation(n_senders: int, seed: int = 0, extra: tuple[str, ...] = ()) -> Federation:
+    """Parties ``p00``.. (clients) and ``agg`` (aggregator), plus ``extra`` observers, no data.
+
+    For testing a backend or a building block on its own: every party has its
+    own stream from ``seed`` and an empty key store; messages are recorded in
+    memory.
+    """
+    names = [f"p{i:02d}" for i in range(n_senders)]
+    roles = {**{n: "client" for n in names}, "agg": "aggregator", **{e: "observer" for e in extra}}
+    network = Network(TranscriptWriter({"parties": roles}), roles)
+    parties = {n: Party(name=n, role=r, shard=None, rng=generator(seed, n), keys=KeyStore(n))
+               for n, r in roles.items()}
+    return Federation(parties=parties, network=network, seed=seed)
 
 
 def check_rejects_unknown_parameter(cls: type) -> None:
@@ -76,22 +95,13 @@ def check_backend(cls: type[MaskingBackend], *, n_parties: int = 4, length: int 
                   seed: int = 0) -> None:
     """A secure sum through the backend equals the plaintext sum within its precision."""
     from fedsec.backends.primitives import secure_sum
-    from fedsec.federation import Federation, Party
-    from fedsec.keys import KeyStore
-    from fedsec.network import Network
-    from fedsec.seeding import generator
-    from fedsec.transcript import TranscriptWriter
 
     check_rejects_unknown_parameter(cls)
     backend = cls()
-    names = [f"p{i}" for i in range(n_parties)]
-    roles = {**{n: "client" for n in names}, "agg": "aggregator"}
-    network = Network(TranscriptWriter({"parties": roles}), roles)
-    parties = {n: Party(name=n, role=r, shard=None, rng=generator(seed, n), keys=KeyStore(n))
-               for n, r in roles.items()}
-    federation = Federation(parties=parties, network=network, seed=seed)
+    federation = small_federation(n_parties, seed)
+    network = federation.network
     rng = generator(seed, "check_backend")
-    vectors = {n: rng.normal(size=length) for n in names}
+    vectors = {p.name: rng.normal(size=length) for p in federation.by_role("client")}
     total = secure_sum(federation, backend, vectors, "agg")
     expected = np.sum(list(vectors.values()), axis=0)
     tol = 1e-9 if backend.exact else 1e-6
@@ -105,8 +115,8 @@ def check_attack(cls: type[Attack], *, seed: int = 0) -> None:
     """Bad parameters raise; the attack runs deterministically where its tags are observed."""
     check_rejects_unknown_parameter(cls)
     attack = cls()
-    for protocol_name, protocol_cls in registry.classes("protocol").items():
-        if not attack.needs_tags <= protocol_cls.exposes:
+    for protocol_name, protocol_cls in registry.protocols.classes().items():
+        if not cls.applies_to(protocol_cls):
             continue
         result = run(RunConfig(protocol=protocol_name, seed=seed))
         for party in result.transcript.parties:

@@ -1,7 +1,12 @@
-"""Federated protocols, one module each; importing this package registers them."""
+"""Federated protocols, one package per family; importing this package registers them.
 
-from protocols import cencg, fedcg_naive, fedcg_secure, secure_sum
-from protocols import fdskl as fdskl  # also registers dsg
-from protocols import nri_dc as nri_dc
+Installed as ``fedsec.protocols``. Families: :mod:`~fedsec.protocols.fedcg`
+(hybrid federated kernel regression), :mod:`~fedsec.protocols.fdskl`
+(vertically partitioned doubly stochastic kernel learning),
+:mod:`~fedsec.protocols.nri_dc` (data collaboration). Building blocks several
+families use stay at the top (:mod:`~fedsec.protocols.secure_sum`).
+"""
 
-__all__ = ["cencg", "fdskl", "fedcg_naive", "fedcg_secure", "nri_dc", "secure_sum"]
+from fedsec.protocols import fdskl, fedcg, nri_dc, secure_sum
+
+__all__ = ["fdskl", "fedcg", "nri_dc", "secure_sum"]

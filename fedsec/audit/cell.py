@@ -17,7 +17,8 @@ from fedsec.views import build_view
 CELL_SCHEMA_VERSION = "1"
 
 
-def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "") -> dict[str, Any]:
+def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
+             prefault: bool = True) -> dict[str, Any]:
     """The JSON-able result of one cell; failures are recorded, never raised.
 
     Reconstructed values are never stored: only the scorers' summaries and the
@@ -33,7 +34,7 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "") -> dict[str, Any
                        defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
                        seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling)
     try:
-        result = run(config)
+        result = run(config, prefault=prefault)
     except FedsecError as error:
         return {**base, "status": "error", "error": f"{type(error).__name__}: {error}",
                 "seconds": time.perf_counter() - started}

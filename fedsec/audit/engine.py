@@ -131,9 +131,6 @@ def _init_worker(raw: dict[str, Any], source: str, base_dir: str) -> None:
         threadpool_limits(1)
     except ImportError:  # pragma: no cover
         pass
-    from fedsec.transcript import writer
-
-    writer.PREFAULT = False
     _WORKER_SPEC = parse_spec(raw, source=source, base_dir=base_dir)
 
 
@@ -141,4 +138,4 @@ def _run_in_worker(cell_id: str, command: str) -> dict[str, Any]:
     spec = _WORKER_SPEC
     assert spec is not None
     cell = next(c for c in spec.cells() if c.id == cell_id)
-    return run_cell(spec, cell, command=command)
+    return run_cell(spec, cell, command=command, prefault=False)

@@ -362,8 +362,6 @@ def _check_combinations(classes: Mapping[str, Any], backends: list[str],
                         defenses: list[tuple[str, dict[str, Any]]], attacks: list[AttackSpec],
                         params: Mapping[str, Any], sweep: Mapping[str, list[Any]],
                         problems: list[str]) -> None:
-    from fedsec.interfaces import check_operations
-
     for name, cls in classes.items():
         if cls is None:
             continue
@@ -371,7 +369,7 @@ def _check_combinations(classes: Mapping[str, Any], backends: list[str],
             bcls = _get_quiet("backend", backend)
             if bcls is not None:
                 try:
-                    check_operations(bcls, cls.requires, who=f"Protocol {name!r}")
+                    cls.check_backend(bcls)
                 except FedsecError as error:
                     problems.append(str(error))
         for combo in itertools.product(*sweep.values()) if sweep else [()]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from fedsec.component import Component
 from fedsec.errors import CapabilityError, ValidationError
+from fedsec.plugin_registry import Registry
 from fedsec.validation import check_choice
 from fedsec.wire import Wire
 
@@ -219,13 +220,16 @@ class MaskingBackend(Component, ABC):
         raise CapabilityError(f"The {cls.name!r} backend cannot open recorded payloads offline.")
 
     def _lacks(self, operation: str) -> CapabilityError:
-        from fedsec.registry import classes
-
-        having = sorted(n for n, c in classes("backend").items() if operation in c.operations)
+        having = sorted(n for n, c in backends.classes().items() if operation in c.operations)
         return CapabilityError(
             f"The {self.name!r} backend does not support {operation!r}; backends that do: "
             f"{', '.join(having) or 'none'}."
         )
+
+
+backends: Registry[MaskingBackend] = Registry(
+    "backend", MaskingBackend, package="fedsec.backends.builtin", group="fedsec.backends")
+"""Every masking backend by name (built-ins from :mod:`fedsec.backends.builtin`)."""
 
 
 def same_key_summands(items: Sequence[Protected], what: str) -> Protected:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fedsec.errors import ValidationError
+from fedsec.private_store import parse_truth_key
 from fedsec.report.aggregate import LEAKAGE
 
 
@@ -32,10 +34,17 @@ def leak_level(advantage: float | None, targets: int) -> str:
 
 
 def _what(targets: Sequence[str]) -> str:
-    owners = sorted({t.split("/")[1] for t in targets if t.startswith("party/")})
+    owners = sorted({owner for owner in map(_owner, targets) if owner})
     if owners:
         return "the data of " + ", ".join(owners)
     return ", ".join(targets) if targets else "no target"
+
+
+def _owner(target: str) -> str | None:
+    try:
+        return parse_truth_key(target).party
+    except ValidationError:  # a plug-in's own target name: shown as it is
+        return None
 
 
 def attack_verdict(attack: Mapping[str, Any]) -> str:

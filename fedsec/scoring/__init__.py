@@ -1,8 +1,13 @@
 """Built-in scorers: leakage metrics, each next to its naive baseline.
 
-Importing this package registers them.
+Every scorer lives here, whichever family's attacks it serves:
+``reconstruction-error`` and ``point-recovery`` (any), ``feature-recovery``
+(features in the shard's row order), ``matched-rows`` and ``epsilon-dr``
+(permuted rows). Importing this package registers them.
 """
 
+from fedsec.scoring.epsilon_dr import EpsilonDR
+from fedsec.scoring.features import FeatureRecovery
 from fedsec.scoring.points import PointRecovery
 from fedsec.scoring.reconstruction import (
     ReconstructionError,
@@ -10,5 +15,7 @@ from fedsec.scoring.reconstruction import (
     check_truth,
     relative_error,
 )
+from fedsec.scoring.rows import MatchedRows
 
-__all__ = ["PointRecovery", "ReconstructionError", "advantage", "check_truth", "relative_error"]
+__all__ = ["EpsilonDR", "FeatureRecovery", "MatchedRows", "PointRecovery", "ReconstructionError",
+           "advantage", "check_truth", "relative_error"]

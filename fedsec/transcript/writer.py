@@ -31,9 +31,6 @@ _ARENA_BYTES = 16 << 20
 _FIRST_CHUNK_BYTES = 1 << 18
 #: Chunks this large are faulted into memory ahead of use.
 _PREFAULT_BYTES = 4 << 20
-#: Whether a helper thread faults the next chunk in; processes that already keep every core
-#: busy (the audit engine's workers) switch it off, since the helper would compete with them.
-PREFAULT = True
 #: Arrays up to this size are also kept as bytes of their own.
 _SMALL_BYTES = 4096
 
@@ -101,8 +98,9 @@ class _Arena:
     (a first touch of fresh memory is otherwise most of the copy's cost).
     """
 
-    def __init__(self, chunk_bytes: int = _ARENA_BYTES) -> None:
+    def __init__(self, chunk_bytes: int = _ARENA_BYTES, *, prefault: bool = True) -> None:
         self.chunk_bytes = chunk_bytes
+        self.prefault = prefault
         self.chunk = np.empty(0, dtype=np.uint8)
         self.view = memoryview(b"")
         self.used = 0
@@ -123,7 +121,7 @@ class _Arena:
         self.view = memoryview(self.chunk)
         self.used = 0
         self._next_bytes = min(2 * self._next_bytes, self.chunk_bytes)
-        if PREFAULT and self._next_bytes >= _PREFAULT_BYTES and self._ready is None:
+        if self.prefault and self._next_bytes >= _PREFAULT_BYTES and self._ready is None:
             ready = np.empty(self._next_bytes, dtype=np.uint8)
             thread = threading.Thread(target=_touch, args=(ready,), daemon=True,
                                       name="fedsec-transcript-memory")
@@ -193,6 +191,10 @@ class TranscriptWriter:
         parameters). Covered by the integrity chain.
     path : path-like, optional
         Where the finished transcript goes; ``None`` keeps it in memory only.
+    prefault : bool
+        Let a helper thread fault the next memory chunk in ahead of need (faster
+        on an idle core; off where every core is busy already, as in an audit's
+        worker processes).
 
     Examples
     --------
@@ -207,12 +209,13 @@ class TranscriptWriter:
     def __init__(
         self, header: Mapping[str, Any], path: str | os.PathLike[str] | None = None, *,
         flush_rows: int = 8192, flush_bytes: int = 64 << 20, flush_seconds: float = 1.0,
+        prefault: bool = True,
     ) -> None:
         self.header = dict(header)
         self._header_json = canonical_json(self.header)
         self._head = genesis(self._header_json)
         self._messages: list[Message] = []
-        self._arena = _Arena()
+        self._arena = _Arena(prefault=prefault)
         self._pending: list[Message] = []
         self._pending_start = 0  # where the pending payloads start in the arena's chunk
         self._flush_rows = flush_rows

@@ -54,11 +54,11 @@ def test_masked_send_reaches_only_the_designated_receiver(federation_factory, na
     federation = federation_factory(2, extra=("eve",))
     labels = np.array([1.0, -1.0, 1.0, 1.0, -1.0])
     got = masked_send(federation, create("backend", name, params), "p00", "agg", labels,
-                      tag="masked_labels")
+                      tag="test.labels")
     np.testing.assert_allclose(got, labels, atol=1e-6)
     private = federation.knowledge()
     transcript = federation.network.close()
-    message = transcript.select(tag="masked_labels")[0]
+    message = transcript.select(tag="test.labels")[0]
     eavesdropper = build_view(transcript, "eavesdropper:p00->agg", private)
     receiver = build_view(transcript, "agg", private)
     assert eavesdropper.can_open(message) is (name == "plain")

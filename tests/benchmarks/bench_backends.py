@@ -17,19 +17,14 @@ Run: ``python tests/benchmarks/bench_backends.py [--parties 10] [--length 4096]
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 from statistics import median
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
-
-from conftest import make_federation
-
 from fedsec.backends.primitives import secure_sum
 from fedsec.registry import create
+from fedsec.testing import small_federation as make_federation
 
 
 def vectors(n: int, length: int) -> dict[str, np.ndarray]:

@@ -31,13 +31,13 @@ from fedsec.data import Dataset, load
 from fedsec.federation import Federation
 from fedsec.network import Network
 from fedsec.partition import parse_partition
+from fedsec.protocols.fdskl import dsg, exposure, plans, tags, trees
+from fedsec.protocols.fdskl import protocol as fdskl
 from fedsec.registry import create
 from fedsec.runner import RunConfig, run
 from fedsec.seeding import generator
 from fedsec.transcript import TranscriptWriter
 from fedsec.views import build_view
-from protocols import dsg, fdskl
-from protocols import fdskl_trees as ft
 
 SYNTHETIC = {"n_samples": 20000, "n_features": 4, "n_informative": 2, "seed": 0}
 
@@ -75,7 +75,7 @@ def speed(args: argparse.Namespace) -> None:
     t_dsg, t_fed = float(np.median(t_dsg)), float(np.median(t_fed))
     gap = np.abs(outcome.values["alpha"] - reference.values["alpha"]).max() / np.abs(
         reference.values["alpha"]).max()
-    sums = [m for m in transcript.messages if m.tag in ("partial_dot", "offset_sum")]
+    sums = [m for m in transcript.messages if m.tag in (tags.PARTIAL_DOT, tags.OFFSET_SUM)]
     print(f"{args.iterations} iterations, {train.n_samples} training samples, 4 workers")
     print(f"  median of {args.repeat}: DSG (centralized) {t_dsg:.2f} s; FDSKL {t_fed:.2f} s; "
           f"ratio {t_fed / t_dsg:.2f}x "
@@ -90,13 +90,13 @@ def speed(args: argparse.Namespace) -> None:
           f"{len({tuple(m.meta['covers']) for m in t1})} messages (analysis q-1 = 3, 8 bytes "
           f"each); T2 {sum(m.size for m in t2) / args.iterations:.1f} bytes per feature "
           "(per-feature offsets: once per feature)")
-    plan = ft.build_plan([f"party{i}" for i in range(1, 5)], "party1")
+    plan = plans.build_plan([f"party{i}" for i in range(1, 5)], "party1")
     for excluded in plan.t2:
         call = plan.call(excluded)
         counts = {t: sum(1 for tree, _ in call.messages() if tree == t) for t in ("T1", "T2")}
         print(f"  l'={excluded}: T1 {counts['T1']} + T2 {counts['T2']} messages "
-              f"(<= 2(q-1) = 6); T1 depth {ft.rounds(plan.t1)}, T2 depth "
-              f"{ft.rounds(plan.t2[excluded])}")
+              f"(<= 2(q-1) = 6); T1 depth {trees.rounds(plan.t1)}, T2 depth "
+              f"{trees.rounds(plan.t2[excluded])}")
 
 
 def exact_errors(train: Dataset, test: Dataset, width: float) -> dict[str, float]:
@@ -137,7 +137,8 @@ def _relative(estimate: np.ndarray, truth: np.ndarray, rows: np.ndarray) -> floa
 
 
 def curve(args: argparse.Namespace) -> None:
-    from attacks.fdskl_inference import fdskl_systems, solve_rows, solve_shared
+    from fedsec.attacks.fdskl.equations import fdskl_systems
+    from fedsec.attacks.linear_systems import solve_rows, solve_shared
 
     for offsets in ("per-feature", "fresh"):
         result = run(RunConfig(protocol="fdskl", dataset="breast_cancer",
@@ -186,32 +187,32 @@ def figure4(args: argparse.Namespace) -> None:
         groups = np.array_split(np.arange(X.shape[1]), q)
         names = [f"w{i}" for i in range(q)]
         local = {w: X[:, g] @ X[:, g].T for w, g in zip(names, groups, strict=True)}
-        for kind in ft.KINDS:
-            tree = ft.layout(kind, names)
+        for kind in trees.KINDS:
+            tree = trees.layout(kind, names)
             net = Network(TranscriptWriter({}), {w: "worker" for w in names})
-            from protocols.fdskl_sums import tree_sum
+            from fedsec.protocols.fdskl.sums import tree_sum
 
             total = tree_sum(net, tree, local, "kernel_sum", {})
             transcript = net.close()
             assert np.allclose(total, X @ X.T)
-            fan_in = max(sum(1 for e in ft.edges(tree) if e.receiver == w and e.round == r)
-                         for w in names for r in range(1, ft.rounds(tree) + 1))
+            fan_in = max(sum(1 for e in trees.edges(tree) if e.receiver == w and e.round == r)
+                         for w in names for r in range(1, trees.rounds(tree) + 1))
             print(f"  {q:3d}  {kind:9s}  {len(transcript):8d}  "
                   f"{sum(m.size for m in transcript.messages) / 1e6:11.1f}  "
-                  f"{ft.rounds(tree):6d}  {fan_in:22d}  "
-                  f"{1e3 * ft.modeled_seconds(tree, 8.0 * n * n):10.1f}")
+                  f"{trees.rounds(tree):6d}  {fan_in:22d}  "
+                  f"{1e3 * trees.modeled_seconds(tree, 8.0 * n * n):10.1f}")
 
 
 def coalitions(args: argparse.Namespace) -> None:
     for q in (3, 4, 5):
         workers = [f"party{i}" for i in range(1, q + 1)]
-        plan = ft.build_plan(workers, "party1")
-        print(f"\nq={q}: T1 {ft.as_lists(plan.t1)}")
+        plan = plans.build_plan(workers, "party1")
+        print(f"\nq={q}: T1 {trees.as_lists(plan.t1)}")
         for note in plan.refused:
             print(f"  refused: {note}")
         for excluded, t2 in plan.t2.items():
-            print(f"  T2 without {excluded}: {ft.as_lists(t2)}")
-        for result in ft.enumerate_coalitions(plan, min(args.size, q - 1)):
+            print(f"  T2 without {excluded}: {trees.as_lists(t2)}")
+        for result in exposure.enumerate_coalitions(plan, min(args.size, q - 1)):
             if result.recovered:
                 per = "; ".join(f"l'={k}: {', '.join(v)}" for k, v in result.recovered.items())
                 print(f"  {'+'.join(result.coalition):24s} recovers {per}")

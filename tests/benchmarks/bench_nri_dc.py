@@ -17,8 +17,9 @@ from statistics import median
 
 import numpy as np
 
+from fedsec.protocols.nri_dc import collaboration as cf
+from fedsec.protocols.nri_dc import tags
 from fedsec.runner import RunConfig, run
-from protocols import collaboration_functions as cf
 
 PAPER_SECONDS = {"ls": 0.033, "gep": 0.007, "opp": 0.025, "gopp": 0.038, "rdp-ls": 7.886,
                  "rdp-opp": 10.356}
@@ -37,7 +38,7 @@ def pima_anchor_images(seed: int) -> list[np.ndarray]:
                            partition="horizontal:parties=13,size=50", test_size=0.1302,
                            reference=False))
     return [np.asarray(m.payload) for m in result.transcript.messages
-            if m.tag == "nri_dc.anchor_representation"]
+            if m.tag == tags.ANCHOR_REPRESENTATION]
 
 
 def timings(images: list[list[np.ndarray]], repeat: int) -> dict[str, float]:

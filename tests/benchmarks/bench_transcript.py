@@ -31,7 +31,7 @@ def record_small(n: int, path: Path | None) -> float:
     payload = np.arange(8.0)
     start = time.perf_counter()
     for i in range(n):
-        writer.record(round=i // 100, phase="train", sender="a", receiver="b", tag="partial_dot",
+        writer.record(round=i // 100, phase="train", sender="a", receiver="b", tag="bench.small",
                       payload=payload)
     writer.close()
     return (time.perf_counter() - start) / n
@@ -43,7 +43,7 @@ def record_arrays(total_mb: int, array_mb: int, path: Path) -> float:
     payload = np.random.default_rng(0).random(array_mb * 131072)
     start = time.perf_counter()
     for i in range(total_mb // array_mb):
-        writer.record(round=i, phase="train", sender="a", receiver="b", tag="kernel_block",
+        writer.record(round=i, phase="train", sender="a", receiver="b", tag="bench.large",
                       payload=payload)
     writer.close()
     return total_mb / (time.perf_counter() - start)

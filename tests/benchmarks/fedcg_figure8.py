@@ -18,13 +18,13 @@ import time
 
 import numpy as np
 
-from attacks.edm_completion import complete_hidden_block
-from attacks.kernel_inversion import kernel_distances, multilaterate
+from fedsec.attacks.fedcg.edm_completion import complete_hidden_block
+from fedsec.attacks.fedcg.multilateration import kernel_distances, multilaterate
 from fedsec.data import load
 from fedsec.geometry.completion import METHODS
 from fedsec.geometry.edm import edm
+from fedsec.protocols.fedcg import krls
 from fedsec.seeding import generator
-from protocols import krls
 
 
 def relative_error(estimate: np.ndarray, truth: np.ndarray) -> float:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from fedsec import registry
+from fedsec import plugin_registry, registry
 from fedsec.errors import FedsecError, UnknownNameError, ValidationError
 from fedsec.interfaces import Attack
 from fedsec.params import build_params, parse_assignments
@@ -67,7 +67,7 @@ def test_unknown_names_list_valid_ones() -> None:
 
 
 def test_module_path_loads_a_user_class() -> None:
-    cls = registry.get("attack", "attacks.contribution_readout:ContributionReadout")
+    cls = registry.get("attack", "fedsec.attacks.contribution_readout:ContributionReadout")
     assert issubclass(cls, Attack)
     with pytest.raises(ValidationError, match=r"is not a Attack subclass"):
         registry.get("attack", "fedsec.scoring:ReconstructionError")
@@ -95,9 +95,9 @@ def test_entry_points_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
         def load(self):
             return ThirdParty
 
-    monkeypatch.setattr(registry, "entry_points",
+    monkeypatch.setattr(plugin_registry, "entry_points",
                         lambda group: [EntryPoint()] if group == "fedsec.scorers" else [])
-    monkeypatch.setattr(registry, "_LOADED", set())
+    monkeypatch.setattr(registry.scorers, "_loaded", False)
     try:
         assert registry.get("scorer", "third-party") is ThirdParty
     finally:

@@ -1,0 +1,307 @@
+"""From leaked RBF kernel blocks back to the data: distances, then multilateration.
+
+Damiani, Rodina, Decherchi, "A Hybrid Federated Kernel Regularized Least
+Squares Algorithm" (2024), section 4, and the attacks its analysis did not
+try (see the project's SEEDS.md): a block ``K = exp(-gamma D_XW)`` gives the
+squared distances from each private point to m landmarks. An attacker who
+knows the landmarks (the server holds the clients' seed in the paper's
+design) recovers each point by linear least squares once ``m > d``
+(multilateration); with an unknown common width the equations stay linear in
+``(gamma x, gamma ||x||^2, gamma)`` and identify both once ``m >= d + 2``.
+With P landmarks (training rows) the block itself reveals which rows are
+landmarks (kernel value 1), hence the landmark-to-landmark distances, and
+classical MDS gives the landmarks up to a rigid motion, which leaves every
+recovered distance unchanged.
+
+Kernel blocks reach an adversary two ways: FedCG naive uploads them to the
+server; in FedCG secure the first owner of a cohort's chain sends its block
+scaled by the broadcast CG direction, which every client knows and divides
+out. Kernel entries that underflow are treated as missing, never inverted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fedsec.interfaces import Attack
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import shard_key
+from fedsec.protocols.fedcg import tags
+from fedsec.registry import register
+from fedsec.validation import check_choice, check_float
+from fedsec.views import View
+
+PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
+         "Algorithm, 2024, section 4")
+
+
+def kernel_distances(K: np.ndarray, gamma: float | np.ndarray, *,
+                     floor: float = 1e-300) -> np.ndarray:
+    """Squared distances ``-log(K) / gamma``; entries at or below ``floor`` become NaN.
+
+    Examples
+    --------
+    >>> kernel_distances(np.array([[np.exp(-2.0), 0.0]]), 0.5).tolist()
+    [[4.0, nan]]
+    """
+    K = np.asarray(K, dtype=np.float64)
+    widths = np.asarray(gamma, dtype=np.float64)
+    widths = widths[None, :] if widths.ndim == 1 else widths
+    missing = (K <= floor) | ~np.isfinite(K)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        D = -np.log(np.clip(K, floor, 1.0)) / widths
+    D[missing] = np.nan
+    return D
+
+
+def multilaterate(D: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Points from squared distances to known anchors, by linear least squares.
+
+    ``D[i, j] = ||x_i||^2 - 2 w_j . x_i + ||w_j||^2`` is linear in ``(x_i,
+    ||x_i||^2)``; rows with fewer than ``d + 1`` known distances are NaN.
+
+    Examples
+    --------
+    >>> W = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> x = np.array([[0.3, 0.6]])
+    >>> multilaterate(((x[:, None, :] - W[None]) ** 2).sum(-1), W).round(6).tolist()
+    [[0.3, 0.6]]
+    """
+    D = np.asarray(D, dtype=np.float64)
+    n, d = D.shape[0], W.shape[1]
+    A = np.hstack([-2.0 * W, np.ones((W.shape[0], 1))])
+    rhs = D - (W**2).sum(axis=1)[None, :]
+    out = np.full((n, d), np.nan)
+    known = np.isfinite(rhs)
+    for pattern in np.unique(known, axis=0):
+        rows = np.flatnonzero((known == pattern).all(axis=1))
+        if pattern.sum() < d + 1:
+            continue
+        solution, *_ = np.linalg.lstsq(A[pattern], rhs[np.ix_(rows, pattern)].T, rcond=None)
+        out[rows] = solution[:d].T
+    return out
+
+
+def multilaterate_unknown_gamma(L: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points and a per-point width estimate from ``L = -log K`` when gamma is unknown.
+
+    ``L_j = gamma (||x||^2 - 2 w_j . x + ||w_j||^2)`` is linear in ``(gamma x,
+    gamma ||x||^2, gamma)``: identifiable once ``m >= d + 2``.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    n, d = L.shape[0], W.shape[1]
+    A = np.hstack([-2.0 * W, np.ones((W.shape[0], 1)), (W**2).sum(axis=1)[:, None]])
+    X, gammas = np.full((n, d), np.nan), np.full(n, np.nan)
+    known = np.isfinite(L)
+    for pattern in np.unique(known, axis=0):
+        rows = np.flatnonzero((known == pattern).all(axis=1))
+        if pattern.sum() < d + 2:
+            continue
+        u, *_ = np.linalg.lstsq(A[pattern], L[np.ix_(rows, pattern)].T, rcond=None)
+        g = u[-1]
+        ok = np.abs(g) > 1e-12
+        X[rows[ok]] = (u[:d, ok] / g[ok]).T
+        gammas[rows[ok]] = g[ok]
+    return X, gammas
+
+
+def landmark_rows(D: np.ndarray, *, atol: float = 1e-9) -> dict[int, int]:
+    """Landmarks that are rows of the block (P landmarks): ``{landmark: row}`` where D is ~0."""
+    found: dict[int, int] = {}
+    for j in range(D.shape[1]):
+        hits = np.flatnonzero(np.nan_to_num(D[:, j], nan=np.inf) <= atol)
+        if hits.size:
+            found[j] = int(hits[0])
+    return found
+
+
+@dataclass(frozen=True)
+class KernelObservation:
+    """A kernel block as an adversary recovered it.
+
+    ``cells`` lists the ``(owner, cell index, columns)`` whose features the
+    block covers: one cell for an uploaded block, several for a chain product
+    that already multiplied in more than one owner's block.
+    """
+
+    cohort: int
+    group: int
+    cells: tuple[tuple[str, int, tuple[int, ...]], ...]
+    n_features: int
+    K: np.ndarray
+    source: str
+
+    @property
+    def columns(self) -> tuple[int, ...]:
+        """All feature columns the block covers, in cell order."""
+        return tuple(c for _, _, cols in self.cells for c in cols)
+
+
+def observed_blocks(view: View) -> list[KernelObservation]:
+    """Kernel blocks in ``view``: uploaded (naive) or divided out of chain products (secure)."""
+    out: dict[tuple[Any, ...], KernelObservation] = {}
+    for m in view.select(tag=tags.KERNEL_BLOCK):
+        if view.can_open(m):
+            cells = ((m.sender, int(m.meta[tags.CELL]), tuple(m.meta[tags.COLUMNS])),)
+            out.setdefault(cells, _observation(m, cells, np.asarray(view.open(m)),
+                                               tags.KERNEL_BLOCK))
+    directions = {int(m.meta[tags.EPOCH]): np.asarray(view.open(m)) for m in view.messages
+                  if m.tag == tags.CG_DIRECTION and view.can_open(m)}
+    for m in view.select(tag=tags.CHAIN_PRODUCT):
+        scaling = directions.get(int(m.meta.get(tags.EPOCH, -1)))
+        by_direction = m.meta.get(tags.SCALING) == tags.SCALED_BY_DIRECTION
+        if not by_direction or scaling is None or not view.can_open(m):
+            continue
+        cells = tuple((owner, int(cell), tuple(cols))
+                      for owner, cell, cols in m.meta[tags.COVERS])
+        if cells not in out:
+            out[cells] = _observation(m, cells, divide_scaling(np.asarray(view.open(m)), scaling),
+                                      f"{tags.CHAIN_PRODUCT}/direction "
+                                      f"(position {m.meta[tags.POSITION]})")
+    return list(out.values())
+
+
+def divide_scaling(product: np.ndarray, scaling: np.ndarray) -> np.ndarray:
+    """``K`` from ``K[:, :, None] * S[None, :, :]`` using each landmark's largest scaling."""
+    best = np.argmax(np.abs(scaling), axis=1)
+    factors = scaling[np.arange(scaling.shape[0]), best]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        K = product[:, np.arange(scaling.shape[0]), best] / factors[None, :]
+    K[:, factors == 0] = np.nan
+    return K
+
+
+def _observation(message: Any, cells: tuple[tuple[str, int, tuple[int, ...]], ...],
+                 K: np.ndarray, source: str) -> KernelObservation:
+    meta = message.meta
+    return KernelObservation(cohort=int(meta[tags.COHORT]), group=int(meta[tags.GROUP]),
+                             cells=cells, n_features=int(meta[tags.N_FEATURES]), K=K,
+                             source=source)
+
+
+def public_gamma(view: View) -> float | None:
+    """The base kernel width the server announced (public to every client)."""
+    for m in view.messages:
+        if m.tag == tags.KERNEL_WIDTH:
+            return float(np.asarray(m.payload))
+    for m in view.select(tag=tags.KERNEL_BLOCK):
+        return float(m.meta[tags.GAMMA])
+    return None
+
+
+def seeded_landmarks(view: View, n_features: int, gamma: float,
+                     ) -> tuple[np.ndarray, float | np.ndarray] | None:
+    """Landmarks and widths regenerated from the clients' seed, when the adversary holds it.
+
+    Uses the protocol's public derivation (the same function every client runs).
+    Possible for U and N landmarks; P landmarks are data rows, not seed output.
+    """
+    material = view.keys.get(tags.SEED_KEY)
+    params = dict(view.header.get("protocol", {}).get("params", {}))
+    if material is None or params.get("landmark_method") not in ("U", "N"):
+        return None
+    from fedsec.protocols.fedcg.setup import FedCGParams, derive_shared
+
+    stats = [np.asarray(m.payload) for m in view.messages if m.tag == tags.LANDMARK_STATS]
+    if params["landmark_method"] == "N" and not stats:
+        return None
+    mean, std = (stats[0][0], stats[0][1]) if stats else (None, None)
+    shared = derive_shared(FedCGParams(**params), material, n_features=n_features, n_rows=0,
+                           n_outputs=1, base_gamma=gamma, mean=mean, std=std, pool=None)
+    return shared.W, shared.gamma
+
+
+@register("attack", "multilateration")
+class Multilateration(Attack):
+    """Recover each owner's features from the kernel blocks an adversary sees."""
+
+    summary = ("Kernel blocks to distances to landmarks, then linear least squares "
+               "(landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).")
+    paper = PAPER
+    needs_any_tags = frozenset({tags.KERNEL_BLOCK, tags.CHAIN_PRODUCT})
+    default_scorer = "point-recovery"
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        knowledge: str = "auto"
+        unknown_gamma: bool = False
+        floor: float = 1e-300
+
+        def __post_init__(self) -> None:
+            check_choice(self.knowledge, owner="attack 'multilateration'", name="knowledge",
+                         choices=("auto", "landmarks", "landmark-distances"))
+            check_float(self.floor, owner="attack 'multilateration'", name="floor",
+                        min_value=0.0)
+
+    def run(self, view: View) -> Reconstruction:
+        self.check(view)
+        blocks = observed_blocks(view)
+        gamma = public_gamma(view)
+        n_features = max((b.n_features for b in blocks), default=0)
+        seeded = None
+        if self.params.knowledge in ("auto", "landmarks") and gamma is not None:
+            seeded = seeded_landmarks(view, n_features, gamma)
+        estimates, baseline, used = {}, {}, {}
+        frames = {} if seeded else self._p_frames(blocks, gamma)
+        for block in sorted(blocks, key=lambda b: len(b.cells)):
+            keys = [shard_key(owner, cell, "X") for owner, cell, _ in block.cells]
+            if all(k in estimates for k in keys):
+                continue  # already recovered from a block covering fewer owners
+            cols = list(block.columns)
+            if seeded is not None:
+                W, widths = seeded[0][:, cols], seeded[1]
+                how = "landmarks from the seed"
+            elif len(block.cells) == 1 and block.group in frames:
+                W, widths = frames[block.group], gamma
+                how = "P landmarks located in the blocks, classical MDS frame"
+            else:
+                continue
+            if self.params.unknown_gamma:
+                estimate, _ = multilaterate_unknown_gamma(
+                    kernel_distances(block.K, 1.0, floor=self.params.floor), W)
+            else:
+                estimate = multilaterate(kernel_distances(block.K, widths,
+                                                          floor=self.params.floor), W)
+            start = 0
+            for key, (owner, _, cell_cols) in zip(keys, block.cells, strict=True):
+                part = slice(start, start + len(cell_cols))
+                start += len(cell_cols)
+                if owner in view.knowledge or (key in estimates and len(block.cells) > 1):
+                    continue  # the coalition's own data, or already recovered
+                estimates[key] = estimate[:, part]
+                baseline[key] = np.tile(W[:, part].mean(axis=0), (block.K.shape[0], 1))
+                used[key] = f"{block.source}; {how}"
+        return Reconstruction(
+            attack=self.name, threat=str(view.threat), estimates=estimates, baseline=baseline,
+            info={"blocks_seen": len(blocks), "blocks_attacked": len(estimates),
+                  "seed_held": tags.SEED_KEY in view.keys, "methods": used},
+        )
+
+    def _p_frames(self, blocks: list[KernelObservation], gamma: float | None,
+                  ) -> dict[int, np.ndarray]:
+        """Per feature group, the P landmarks in a frame of the attacker's own (classical MDS)."""
+        if self.params.knowledge == "landmarks" or gamma is None:
+            return {}
+        from fedsec.geometry.edm import classical_mds
+
+        frames = {}
+        by_group: dict[int, list[KernelObservation]] = {}
+        for b in blocks:
+            if len(b.cells) == 1:
+                by_group.setdefault(b.group, []).append(b)
+        for group, members in by_group.items():
+            D = np.vstack([kernel_distances(b.K, gamma, floor=self.params.floor)
+                           for b in members])
+            rows = landmark_rows(D)
+            m = D.shape[1]
+            if len(rows) < m:
+                continue  # some landmarks are rows the adversary never saw
+            D_W = D[[rows[j] for j in range(m)]]
+            D_W = 0.5 * (D_W + D_W.T)
+            frames[group] = classical_mds(D_W, len(members[0].columns))
+        return frames
+
+

@@ -1,0 +1,348 @@
+"""FDSKL: federated doubly stochastic kernel learning on vertically partitioned data.
+
+Gu, Dang, Li, Huang, "Federated Doubly Stochastic Kernel Learning for
+Vertically Partitioned Data" (2020), Algorithms 1–3, as the project's SEEDS.md
+reads them. ``q`` workers hold feature groups ``G_l`` of the same samples;
+active workers also hold the labels. Iteration ``t``: an active worker picks a
+sample ``i`` and sends ``i`` down its tree (T0); every worker regenerates
+``w_t`` from the shared seed; ``w_j^T x_i + b_j`` is computed by Algorithm 3
+(masked partial products summed along T1, offsets removed along T2) for the
+new feature and for every earlier feature not yet evaluated at ``x_i``; each
+active worker forms ``f^l(x_i) = sum_{j in Lambda^l} alpha_j phi_j(x_i)`` and
+the ``f^l`` are summed along a tree of the active workers; the picker sets
+``alpha_t = -gamma L'(f(x_i), y_i) phi_t(x_i)`` and keeps it (model privacy);
+every active worker scales its earlier alphas by ``1 - gamma lambda``.
+
+How this simulation runs it, and where it departs from the text:
+
+* Iterations run in batches of ``block``: the pairs a batch needs depend only on
+  the sample order and the features, so Algorithm 3 runs once per batch, one
+  message per tree edge carrying every pair; the alphas are then updated one
+  iteration at a time, exactly as DSG does. The decay of line 10 needs no
+  message of its own: the next index a worker receives tells it an iteration
+  passed.
+* Active workers take iterations in turn (``t mod n_active``), the sequential
+  form of "keep doing in parallel".
+* Trees come from :func:`protocols.fdskl_trees.build_plan`, which refuses the
+  paper's Figure 2a layout (see its docstring) and any layout where a single
+  worker can compute another worker's partial products; ``star`` is refused
+  whenever offsets are used.
+* Test predictions are computed by the simulator as the evaluator (the test
+  set belongs to no party), from the alphas, the shared seed and the phases;
+  the federated prediction of Algorithm 2 on test rows would repeat the
+  training-time messages for every test sample.
+* The masking is the paper's own (offsets and two trees); the backend must be
+  ``plain``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transforms
+from fedsec.outcomes import Outcome
+from fedsec.protocols.fdskl import dsg, tags
+from fedsec.protocols.fdskl import random_features as rf
+from fedsec.protocols.fdskl.plans import TreePlan, build_plan
+from fedsec.protocols.fdskl.sums import (
+    OFFSET_MODES,
+    Algorithm3,
+    Pairs,
+    broadcast_down,
+    owned,
+    pairs_of,
+    partial_products,
+    tree_sum,
+)
+from fedsec.protocols.fdskl.trees import KINDS, layout
+from fedsec.registry import register
+from fedsec.validation import check_choice
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation, Party
+
+
+@dataclass(frozen=True, kw_only=True)
+class FDSKLParams(dsg.DSGParams):
+    """DSG's parameters plus the offsets mode and the communication structure."""
+
+    _owner: ClassVar[str] = "protocol 'fdskl'"
+    offsets: str = "per-feature"
+    structure: str = "tree"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice(self.offsets, owner=self._owner, name="offsets", choices=OFFSET_MODES)
+        check_choice(self.structure, owner=self._owner, name="structure", choices=KINDS)
+
+
+def n_owned(t: int, residue: int, stride: int) -> int:
+    """How many features ``j < t`` with ``j % stride == residue`` exist.
+
+    Examples
+    --------
+    >>> n_owned(5, 1, 2), n_owned(0, 0, 1)
+    (2, 0)
+    """
+    return max(0, (t - residue + stride - 1) // stride)
+
+
+class _Worker:
+    """One worker's state: its features, its columns of the directions, alphas, saved values."""
+
+    def __init__(self, party: Party, n_iterations: int) -> None:
+        (cell,) = party.shard.cells
+        order = np.argsort(cell.rows)  # samples are training-row indices
+        self.party = party
+        self.X = np.asarray(cell.X, dtype=np.float64)[order]
+        self.columns = np.asarray(cell.columns)
+        self.y = None if cell.y is None else np.asarray(cell.y)[order]
+        self.W = np.empty((n_iterations, self.columns.size))
+        self.offsets = np.full(n_iterations, np.nan)
+        self.alpha = np.zeros(0)  # sized by the protocol for active workers
+        self.saved: dict[int, np.ndarray] = {}
+
+
+@register("protocol", "fdskl")
+class FDSKL(Protocol):
+    """Vertically partitioned DSG: partial products masked by offsets, summed along trees."""
+
+    summary = ("Federated doubly stochastic kernel learning (vertical): random features from a "
+               "shared seed, masked partial dot products summed along two trees.")
+    paper = dsg.PAPER
+    partition_kinds = ("vertical",)
+    default_partition = "vertical:parties=4"
+    default_dataset = "breast_cancer"
+    requires = frozenset()
+    uses_backend = False
+    backend_note = "FDSKL masks with its own offsets and trees, Algorithm 3"
+    renamed_tags = tags.RENAMED
+    exposes = frozenset({tags.SAMPLE_INDEX, tags.PARTIAL_DOT, tags.OFFSET_SUM,
+                         tags.PARTIAL_PREDICTION, tags.TREE_PLAN, tags.FEATURE_COLUMNS,
+                         tags.COLUMN_STATISTICS, tags.KERNEL_WIDTH})
+    Params = FDSKLParams
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        p: FDSKLParams = self.params
+        self.check_backend(backend)
+        part = federation.partition
+        if part is None or part.feature_overlap or part.n_cohorts != 1:
+            raise ValidationError("FDSKL runs on a vertical partition without feature overlap.")
+        names = tuple(part.data_parties)
+        workers = {n: _Worker(federation.party(n), p.n_iterations) for n in names}
+        active = tuple(n for n in names if n in part.label_owners[0])
+        y = dsg.signed_labels(workers[active[0]].y, federation.test.task, p.loss)
+        net = federation.network
+        d = sum(w.columns.size for w in workers.values())
+        plan = dsg.schedule(federation.seed, part.n_samples, p.n_iterations)
+        plans = self._setup(federation, workers, active, plan, d)
+        width = self._width(federation, workers, plans[active[0]])
+        banks = {n: rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width) for n in names}
+        phases = rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width,
+                                phase_material=plan.phases).phases(0, p.n_iterations)
+        holders = np.full(p.n_iterations, -1)
+        removed = np.zeros(p.n_iterations)
+        algorithms = {
+            a: Algorithm3(net, names, a, plans[a].t1, plans[a].t2, p.offsets,
+                          {n: w.offsets for n, w in workers.items()}, holders, phases,
+                          {n: federation.party(n).rng for n in names},
+                          lambda who, v: apply_transforms(defenses, federation.party(who),
+                                                          tags.PARTIAL_DOT, v), removed)
+            for a in active}
+        stride = len(active)
+        for k, a in enumerate(active):
+            workers[a].alpha = np.zeros(n_owned(p.n_iterations, k, stride))
+        derivative = rf.loss_derivative(p.loss)
+        decay = 1.0 - p.step * p.regularization
+        last = np.full(part.n_samples, -1)
+        n_pairs = 0
+        for block, t0 in enumerate(range(0, p.n_iterations, p.block)):
+            t1_ = min(t0 + p.block, p.n_iterations)
+            with net.stage("train", round=block):
+                for n, w in workers.items():
+                    with net.compute(n):
+                        w.W[t0:t1_] = banks[n].directions(t0, t1_)[:, w.columns]
+                self._announce(federation, workers, active, plans, plan.samples, holders,
+                               phases, t0, t1_, block)
+                segments = dsg.segment_starts(plan.samples[t0:t1_], t0, last)
+                for k, a in enumerate(active):
+                    pairs = pairs_of(segments, k, stride)
+                    if not pairs.size:
+                        continue
+                    n_pairs += pairs.size
+                    masked = p.offsets == "per-feature"
+                    partials = {}
+                    for n, w in workers.items():
+                        with net.compute(n):
+                            partials[n] = partial_products(w.W, w.X, pairs, k, stride,
+                                                           w.offsets if masked else None)
+                    Z = algorithms[a].run(pairs, partials, owned(t0, t1_, k, stride),
+                                          {tags.BLOCK: block, tags.OWNER_STRIDE: [k, stride]},
+                                          masked=masked)
+                    self._save(workers[a], pairs, Z, k, stride)
+                self._iterate(federation, workers, active, plan.samples, y, t0, t1_,
+                              derivative, decay, block)
+        return self._outcome(federation, workers, active, plan, width, phases, holders, n_pairs)
+
+    # -- setup ---------------------------------------------------------------------------
+    def _setup(self, federation: Federation, workers: dict[str, _Worker],
+               active: tuple[str, ...], plan: dsg.Schedule, d: int) -> dict[str, TreePlan]:
+        p: FDSKLParams = self.params
+        net = federation.network
+        names = tuple(workers)
+        plans = {}
+        for a in active:
+            if p.offsets == "none":
+                order = [a, *(n for n in names if n != a)]
+                plans[a] = TreePlan(p.structure, names, a, layout(p.structure, order), {})
+            else:
+                plans[a] = build_plan(names, a, p.structure)
+        with net.stage("setup"):
+            federation.share_key(active[0], tags.SHARED_SEED_KEY, plan.shared,
+                                 to=[n for n in names if n != active[0]],
+                                 meta={"purpose": "random directions w_j, one stream per "
+                                                  "feature block",
+                                       "source": "derived from the run seed (simulation)"})
+            for n, w in workers.items():
+                net.broadcast(n, [m for m in names if m != n], tags.FEATURE_COLUMNS, w.columns,
+                              meta={tags.N_FEATURES: d})
+            for a in active:
+                text = json.dumps(plans[a].to_dict(), sort_keys=True)
+                broadcast_down(net, plans[a].t1, text.encode(), tags.TREE_PLAN,
+                               {tags.PLAN: plans[a].to_dict(), tags.REQUESTER: a})
+        return plans
+
+    def _width(self, federation: Federation, workers: dict[str, _Worker],
+               plan: TreePlan) -> float:
+        p: FDSKLParams = self.params
+        if p.kernel_width > 0:
+            return p.kernel_width
+        net = federation.network
+        with net.stage("setup"):
+            stats = {n: np.array([w.X.sum(), (w.X**2).sum(), w.X.size])
+                     for n, w in workers.items()}
+            total = tree_sum(net, plan.t1, stats, tags.COLUMN_STATISTICS,
+                             {tags.TREE: tags.TREE_SUMS})
+            d = sum(w.columns.size for w in workers.values())
+            width = rf.scale_width(float(total[0]), float(total[1]), int(total[2]), d,
+                                   kernel=p.kernel)
+            broadcast_down(net, plan.t1, np.asarray(width), tags.KERNEL_WIDTH, {})
+        return width
+
+    # -- per batch -----------------------------------------------------------------------
+    def _announce(self, federation: Federation, workers: dict[str, _Worker],
+                  active: tuple[str, ...], plans: dict[str, TreePlan], samples: np.ndarray,
+                  holders: np.ndarray, phases: np.ndarray, t0: int, t1: int,
+                  block: int) -> None:
+        """Each picker draws ``l'`` for its new features and sends the indices down T0."""
+        p: FDSKLParams = self.params
+        names = tuple(workers)
+        stride = len(active)
+        for k, a in enumerate(active):
+            its = np.arange(t0, t1)
+            its = its[its % stride == k]
+            if not its.size:
+                continue
+            if p.offsets != "none":
+                others = [i for i, n in enumerate(names) if n != a]
+                holders[its] = np.asarray(others)[
+                    federation.party(a).rng.integers(0, len(others), size=its.size)]
+                for n, w in workers.items():
+                    with federation.network.compute(n):
+                        mine = holders[its] == names.index(n)
+                        if p.offsets == "per-feature":
+                            draws = federation.party(n).rng.uniform(0.0, 2 * np.pi,
+                                                                    size=its.size)
+                            w.offsets[its] = np.where(mine, phases[its], draws)
+                        else:
+                            w.offsets[its[mine]] = phases[its[mine]]
+            else:
+                workers[a].offsets[its] = phases[its]
+            payload = np.stack([its, samples[its], holders[its]]).astype(np.int64)
+            broadcast_down(federation.network, plans[a].t1, payload, tags.SAMPLE_INDEX,
+                           {tags.PICKER: a, tags.BLOCK: block})
+
+    @staticmethod
+    def _save(worker: _Worker, pairs: Pairs, Z: np.ndarray, residue: int, stride: int) -> None:
+        """The requester keeps ``phi_j(x_i)`` for its pairs (Algorithm 2, line 4)."""
+        phi = rf.feature_map(Z)
+        at = 0
+        for s, start, stop in pairs.segments:
+            m = owned(start, stop, residue, stride).size
+            row = phi[at:at + m]
+            worker.saved[s] = np.concatenate([worker.saved[s], row]) if s in worker.saved \
+                else row
+            at += m
+
+    def _iterate(self, federation: Federation, workers: dict[str, _Worker],
+                 active: tuple[str, ...], samples: np.ndarray, y: np.ndarray, t0: int, t1: int,
+                 derivative: Callable[[float, float], float], decay: float, block: int) -> None:
+        """The sequential part: ``f(x_i)``, the new alpha, the decay, one iteration at a time."""
+        p: FDSKLParams = self.params
+        net = federation.network
+        stride = len(active)
+        for t in range(t0, t1):
+            s = int(samples[t])
+            k = t % stride
+            a = active[k]
+            parts = {}
+            for j, n in enumerate(active):
+                w = workers[n]
+                with net.compute(n):
+                    m = n_owned(t, j, stride)
+                    parts[n] = float(w.saved[s][:m] @ w.alpha[:m]) if m else 0.0
+            if stride > 1:
+                order = [a, *(n for n in active if n != a)]
+                f = float(tree_sum(net, layout(p.structure, order), parts, tags.PARTIAL_PREDICTION,
+                                   {tags.ITERATION: t, tags.SAMPLE: s, tags.BLOCK: block}))
+            else:
+                f = parts[a]
+            picker = workers[a]
+            with net.compute(a):
+                m = n_owned(t, k, stride)
+                phi = picker.saved[s][m]
+                new = -p.step * derivative(f, y[s]) * phi
+            for j, n in enumerate(active):
+                with net.compute(n):
+                    workers[n].alpha[: n_owned(t, j, stride)] *= decay
+            picker.alpha[m] = new
+
+    # -- result --------------------------------------------------------------------------
+    def _outcome(self, federation: Federation, workers: dict[str, _Worker],
+                 active: tuple[str, ...], plan: dsg.Schedule, width: float,
+                 phases: np.ndarray, holders: np.ndarray, n_pairs: int) -> Outcome:
+        p: FDSKLParams = self.params
+        stride = len(active)
+        alpha = np.zeros(p.n_iterations)
+        names = tuple(workers)
+        for k, a in enumerate(active):
+            feats = np.arange(k, p.n_iterations, stride)
+            alpha[feats] = workers[a].alpha
+            workers[a].party.private["alphas"] = workers[a].alpha.copy()
+            workers[a].party.private["alpha_features"] = feats
+        for i, w in enumerate(workers.values()):
+            w.party.private[tags.PRIVATE_OFFSETS] = w.offsets.copy()
+            w.party.private["phase_features"] = np.flatnonzero(holders == i)
+        d = sum(w.columns.size for w in workers.values())
+        bank = rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width,
+                              phase_material=plan.phases)
+        scores = rf.predict(np.asarray(federation.test.X, dtype=float), bank, alpha)
+        metrics = {**dsg.evaluate(scores, federation.test), "n_iterations": p.n_iterations,
+                   "kernel_width": width, "n_pairs": n_pairs, "n_workers": len(names),
+                   "n_active": len(active)}
+        return Outcome(metrics=metrics, values={"alpha": alpha, "test_scores": scores},
+                       truth={"phases": phases, "phase_holders": holders})
+
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        return 1e-8
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return dsg.reference_outcome(self.params, train, test, seed)

@@ -1,0 +1,113 @@
+"""CenCG: centralized conjugate gradient for random Nyström KRLS (the FedCG reference).
+
+Damiani, Rodina, Decherchi, "A Hybrid Federated Kernel Regularized Least
+Squares Algorithm" (2024): CenCG solves ``(K^T K + lambda I) alpha = K^T Y``
+by conjugate gradient on one site's pooled data. FedCG naive and secure must
+reach the same ``alpha`` from the same landmarks and starting point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.outcomes import Outcome
+from fedsec.protocols.fedcg import krls, tags
+from fedsec.protocols.fedcg.setup import SERVER, FedCGParams, Shared, centralized_shared, evaluate
+from fedsec.registry import register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation
+
+PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
+         "Algorithm, 2024")
+
+
+def solve(params: FedCGParams, shared: Shared, X: np.ndarray, Y: np.ndarray,
+          ) -> tuple[krls.CGResult, np.ndarray]:
+    """CG on the normal equations with all rows at hand; returns the result and ``K``."""
+    K = krls.rbf_block(X, shared.W, shared.gamma)
+    return solve_kernel(params, shared.alpha0, K, Y), K
+
+
+def solve_kernel(params: FedCGParams, alpha0: np.ndarray, K: np.ndarray,
+                 Y: np.ndarray) -> krls.CGResult:
+    """CG on ``(K^T K + lambda I) alpha = K^T Y`` from ``alpha0`` for a kernel at hand."""
+    lam = params.regularization
+
+    def apply_A(P: np.ndarray, epoch: int) -> np.ndarray:
+        return K.T @ (K @ P) + lam * P
+
+    residual0 = K.T @ Y - apply_A(alpha0, 0)
+    return krls.conjugate_gradient(apply_A, residual0, alpha0,
+                                   tol=absolute_tol(params, residual0),
+                                   max_epochs=params.max_epochs)
+
+
+def absolute_tol(params: FedCGParams, residual0: np.ndarray) -> float:
+    """The stopping threshold on the squared residual, relative to the start."""
+    return params.tol * float((residual0 * residual0).sum(axis=0).max())
+
+
+def reference_outcome(params: FedCGParams, train: Dataset, test: Dataset,
+                      seed: int) -> Outcome:
+    """CenCG on the pooled training set with the run's shared seed."""
+    shared = centralized_shared(params, train, seed)
+    Y = krls.label_matrix(train.y, train.n_classes)
+    result, _ = solve(params, shared, train.X, Y)
+    scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, test)
+    metrics.update(epochs=result.epochs, converged=result.converged)
+    return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores})
+
+
+@register("protocol", "cencg")
+class CenCG(Protocol):
+    """Centralized CG: one site holds every row and feature; no message is sent."""
+
+    summary = "Centralized conjugate-gradient RRLS (the reference for FedCG)."
+    paper = PAPER
+    partition_kinds = ("horizontal",)
+    default_partition = "horizontal:parties=1"
+    default_dataset = "ionosphere"
+    requires = frozenset()
+    exposes = frozenset()
+    uses_backend = False
+    backend_note = "it is centralized: one party holds everything"
+    renamed_tags = tags.RENAMED
+    Params = FedCGParams
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        party, train = federation.pooled("CenCG", "fedcg-naive/fedcg-secure")
+        with federation.network.compute(party.name):
+            return reference_outcome(self.params, train, federation.test, federation.seed)
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return reference_outcome(self.params, train, test, seed)
+
+
+class FederatedCG(Protocol):
+    """What FedCG naive and FedCG secure share: layouts, defaults, parameters, the reference.
+
+    Both must reach CenCG's alpha: within 1e-8 (relative) under exact backends,
+    1e-4 under CKKS.
+    """
+
+    paper = PAPER
+    partition_kinds = ("horizontal", "vertical", "hybrid")
+    default_partition = "hybrid:cohorts=2,groups=3"
+    default_dataset = "ionosphere"
+    coordinators = ((SERVER, "server"),)
+    requires = frozenset({"sum"})
+    renamed_tags = tags.RENAMED
+    Params = FedCGParams
+
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        return 1e-8 if backend.exact else 1e-4
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return reference_outcome(self.params, train, test, seed)

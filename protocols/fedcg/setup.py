@@ -1,0 +1,290 @@
+"""What the FedCG protocols share: parameters, the clients' seed, pooled statistics, landmarks.
+
+Damiani, Rodina, Decherchi, "A Hybrid Federated Kernel Regularized Least
+Squares Algorithm" (2024), sections 2.2–2.5. The clients share one seed (a
+key one hospital gives to the others, and to the server in the paper's
+design); landmarks, per-landmark kernel widths, the starting point ``alpha0``
+and the label noise all come from a generator keyed by it, so every client
+draws the same ones. Method P needs actual training rows as landmarks: their
+owners send the landmark features to the other owners of the same feature
+group, in the clear, which is the privacy cost of P the paper discusses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fedsec.backends import prg
+from fedsec.backends.primitives import secure_sum
+from fedsec.errors import ValidationError
+from fedsec.protocols.fedcg import krls, tags
+from fedsec.validation import check_choice, check_float, check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation
+    from fedsec.interfaces import MaskingBackend
+
+SERVER = "server"
+OWNER = "protocol 'fedcg'"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FedCGParams:
+    """Parameters of CenCG, FedCG naive and FedCG secure.
+
+    ``gamma`` 0 means scikit-learn's ``"scale"``: ``1 / (n_features Var(X))``
+    from the pooled training statistics. ``gamma_jitter`` > 0 gives each
+    landmark its own width ``gamma (1 + u_j)``, ``u_j ~ U(0, jitter)`` (a
+    defence). ``tol`` bounds the squared residual relative to its start.
+    """
+
+    n_landmarks: int = 50
+    landmark_method: str = "P"
+    gamma: float = 0.0
+    gamma_jitter: float = 0.0
+    regularization: float = 1e-3
+    tol: float = 1e-24
+    max_epochs: int = 500
+    server_knows_seed: bool = True
+
+    def __post_init__(self) -> None:
+        check_int(self.n_landmarks, owner=OWNER, name="n_landmarks", min_value=1)
+        check_choice(self.landmark_method, owner=OWNER, name="landmark_method",
+                     choices=krls.LANDMARK_METHODS)
+        check_float(self.gamma, owner=OWNER, name="gamma", min_value=0.0)
+        check_float(self.gamma_jitter, owner=OWNER, name="gamma_jitter", min_value=0.0)
+        check_float(self.regularization, owner=OWNER, name="regularization", min_value=0.0,
+                    min_inclusive=False)
+        check_float(self.tol, owner=OWNER, name="tol", min_value=0.0)
+        check_int(self.max_epochs, owner=OWNER, name="max_epochs", min_value=1)
+
+
+@dataclass
+class Shared:
+    """What the clients' seed and the pooled statistics determine (identical at every client).
+
+    ``W`` is the full landmark matrix as the evaluator assembles it; parties
+    hold their feature groups' columns of it.
+    """
+
+    W: np.ndarray
+    gamma: float | np.ndarray
+    alpha0: np.ndarray
+    rng: np.random.Generator
+    landmark_rows: np.ndarray | None = None
+    base_gamma: float = 0.0
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def seed_material(seed: int) -> bytes:
+    """The clients' shared seed for a run (derived from the run's seed: reproducible)."""
+    return prg.simulation_key(seed, tags.SEED_KEY)
+
+
+def shared_generator(material: bytes) -> np.random.Generator:
+    """The generator every client keys with the shared seed."""
+    return np.random.default_rng(np.frombuffer(material, dtype="<u4").tolist())
+
+
+def pooled_gamma(params: FedCGParams, total: float, squares: float, count: int,
+                 n_features: int) -> float:
+    """The base kernel width: the user's, or ``"scale"`` from pooled sums."""
+    if params.gamma > 0:
+        return params.gamma
+    return krls.scale_gamma(total, squares, count, n_features)
+
+
+def derive_shared(params: FedCGParams, material: bytes, *, n_features: int, n_rows: int,
+                  n_outputs: int, base_gamma: float, mean: np.ndarray | None,
+                  std: np.ndarray | None, pool: np.ndarray | None) -> Shared:
+    """Landmarks, widths and ``alpha0`` from the shared seed (the same at every client).
+
+    ``pool`` is the training matrix when the caller holds it (the centralized
+    reference, the evaluator); federated clients pass None and assemble P
+    landmarks from their owners' messages.
+    """
+    rng = shared_generator(material)
+    W, rows = krls.make_landmarks(params.landmark_method, params.n_landmarks, n_features, rng,
+                                  mean=mean, std=std, pool_size=n_rows)
+    if rows is not None:
+        W = pool[rows] if pool is not None else np.full((params.n_landmarks, n_features), np.nan)
+    gamma = krls.jittered_gamma(base_gamma, params.gamma_jitter, params.n_landmarks, rng)
+    alpha0 = rng.normal(0.0, 0.01, size=(params.n_landmarks, n_outputs))
+    return Shared(W=W, gamma=gamma, alpha0=alpha0, rng=rng, landmark_rows=rows,
+                  base_gamma=base_gamma)
+
+
+def n_outputs(n_classes: int) -> int:
+    """Columns of the target matrix (one for binary, one per class otherwise)."""
+    return 1 if n_classes <= 2 else n_classes
+
+
+def centralized_shared(params: FedCGParams, train: Dataset, seed: int) -> Shared:
+    """The shared values as a centralized reference computes them from the pooled data."""
+    X = train.X
+    mean = X.mean(axis=0)
+    std = X.std(axis=0)
+    base = pooled_gamma(params, float(X.sum()), float((X**2).sum()), X.size, X.shape[1])
+    return derive_shared(params, seed_material(seed), n_features=X.shape[1],
+                         n_rows=X.shape[0], n_outputs=n_outputs(train.n_classes),
+                         base_gamma=base, mean=mean, std=std, pool=X)
+
+
+def check_partition(federation: Federation) -> None:
+    """FedCG needs a grid without overlaps (overlapping rows or features would be counted twice)."""
+    partition = federation.partition
+    if partition is None:
+        raise ValidationError("FedCG runs on a partitioned federation.")
+    if partition.row_overlap or partition.feature_overlap:
+        raise ValidationError(
+            "FedCG needs a partition without overlapping rows or features (each would be counted "
+            "twice in the kernel); remove the overlap options."
+        )
+
+
+def federated_setup(federation: Federation, backend: MaskingBackend, params: FedCGParams,
+                    n_classes: int) -> Shared:
+    """Share the seed, pool the statistics, agree on landmarks, through the network."""
+    check_partition(federation)
+    partition = federation.partition
+    net = federation.network
+    hospital = partition.label_owners[0][0]
+    material = seed_material(federation.seed)
+    clients = [p for p in partition.data_parties if p != hospital]
+    receivers = clients + ([SERVER] if params.server_knows_seed else [])
+    with net.stage("setup"):
+        federation.share_key(hospital, tags.SEED_KEY, material, to=receivers,
+                             meta={"purpose": "landmarks, kernel widths, alpha0, label noise",
+                                   "source": "derived from the run seed (simulation)"})
+        total, squares, mean, std = _pooled_statistics(federation, backend)
+        n_features = sum(len(c) for c in partition.column_groups)
+        base = pooled_gamma(params, total, squares, partition.n_samples * n_features, n_features)
+        for party in partition.data_parties:
+            net.send(SERVER, party, tags.KERNEL_WIDTH, np.asarray(base))
+            if params.landmark_method == "N":
+                net.send(SERVER, party, tags.LANDMARK_STATS, np.stack([mean, std]))
+        shared = derive_shared(params, material, n_features=n_features,
+                               n_rows=partition.n_samples, n_outputs=n_outputs(n_classes),
+                               base_gamma=base, mean=mean, std=std, pool=None)
+        if shared.landmark_rows is not None:
+            _exchange_landmark_rows(federation, shared)
+    return shared
+
+
+def _pooled_statistics(federation: Federation, backend: MaskingBackend,
+                       ) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """Column sums and squares per feature group, summed at the server."""
+    partition = federation.partition
+    net = federation.network
+    n_features = sum(len(c) for c in partition.column_groups)
+    sums, sq = np.zeros(n_features), np.zeros(n_features)
+    for g, columns in enumerate(partition.column_groups):
+        vectors: dict[str, np.ndarray] = {}
+        for cell in (c for c in partition.cells if c.group == g):
+            X = _cell_X(federation, cell.owner, cell.cohort, g)
+            stat = np.concatenate([X.sum(axis=0), (X**2).sum(axis=0)])
+            vectors[cell.owner] = vectors.get(cell.owner, 0.0) + stat
+        if len(vectors) >= 2:
+            total = secure_sum(federation, backend, vectors, SERVER, tag=tags.COLUMN_STATISTICS,
+                               meta={tags.GROUP: g})
+        else:  # a single owner's statistics are the aggregate itself
+            (owner, stat), = vectors.items()
+            total = net.send(owner, SERVER, tags.COLUMN_STATISTICS, stat, meta={tags.GROUP: g})
+        sums[columns] = total[: len(columns)]
+        sq[columns] = total[len(columns):]
+    n = partition.n_samples
+    mean = sums / n
+    std = np.sqrt(np.maximum(sq / n - mean**2, 0.0))
+    return float(sums.sum()), float(sq.sum()), mean, np.where(std > 0, std, 1e-6)
+
+
+def _exchange_landmark_rows(federation: Federation, shared: Shared) -> None:
+    """P landmarks: each owner sends its landmark rows' features to the group's other owners."""
+    partition = federation.partition
+    net = federation.network
+    rows = shared.landmark_rows
+    for g, columns in enumerate(partition.column_groups):
+        owners = sorted({c.owner for c in partition.cells if c.group == g})
+        for cell in (c for c in partition.cells if c.group == g):
+            hits = np.flatnonzero(np.isin(rows, cell.rows))
+            if not hits.size:
+                continue
+            local = np.searchsorted(np.sort(cell.rows), rows[hits])
+            order = np.argsort(cell.rows)
+            X = _cell_X(federation, cell.owner, cell.cohort, g)
+            block = X[order][local]
+            shared.W[np.ix_(hits, columns)] = block
+            for receiver in owners:
+                if receiver != cell.owner:
+                    net.send(cell.owner, receiver, tags.LANDMARK_FEATURES, block,
+                             meta={tags.GROUP: g, "landmarks": hits.tolist()})
+
+
+def _cell_X(federation: Federation, owner: str, cohort: int, group: int) -> np.ndarray:
+    shard = federation.party(owner).shard
+    for cell in shard.cells:
+        if cell.cohort == cohort and cell.group == group:
+            return np.asarray(cell.X, dtype=np.float64)
+    raise ValidationError(f"{owner!r} holds no cell ({cohort}, {group}).")
+
+
+def cell_index(federation: Federation, owner: str, cohort: int, group: int) -> int:
+    """Position of a cell in its owner's shard (names its ground truth ``cellK/X``)."""
+    for i, cell in enumerate(federation.party(owner).shard.cells):
+        if cell.cohort == cohort and cell.group == group:
+            return i
+    raise ValidationError(f"{owner!r} holds no cell ({cohort}, {group}).")
+
+
+def cohort_labels(federation: Federation, cohort: int, n_classes: int) -> tuple[str, np.ndarray]:
+    """The label owner of a cohort and its ±1 target matrix."""
+    owner = federation.partition.label_owners[cohort][0]
+    for cell in federation.party(owner).shard.cells:
+        if cell.cohort == cohort and cell.y is not None:
+            return owner, krls.label_matrix(cell.y, n_classes)
+    raise ValidationError(f"{owner!r} holds no labels for cohort {cohort}.")
+
+
+def cohort_chain(federation: Federation, cohort: int) -> list[tuple[str, int]]:
+    """The cohort's cell owners in chain order (other groups first, the label owner last)."""
+    partition = federation.partition
+    label_owner = partition.label_owners[cohort][0]
+    cells = [c for c in partition.cells if c.cohort == cohort]
+    cells.sort(key=lambda c: (c.owner == label_owner, c.group))
+    return [(c.owner, c.group) for c in cells]
+
+
+def cohort_block(federation: Federation, shared: Shared, owner: str, cohort: int,
+                 group: int) -> np.ndarray:
+    """The kernel block an owner computes for its cell (its features, its landmark columns)."""
+    columns = federation.partition.column_groups[group]
+    X = _cell_X(federation, owner, cohort, group)
+    return krls.rbf_block(X, shared.W[:, columns], shared.gamma)
+
+
+def evaluate(W: np.ndarray, gamma: float | np.ndarray, alpha: np.ndarray,
+             test: Dataset) -> tuple[np.ndarray, dict[str, float]]:
+    """Test scores and accuracy of a model (the evaluator's computation)."""
+    scores = krls.rbf_block(test.X, W, gamma) @ alpha
+    accuracy = float((krls.predict_labels(scores) == test.y).mean())
+    return scores, {"accuracy": accuracy}
+
+
+def gram_path(cohort: int | None) -> tuple[str, str]:
+    """Where a Gram matrix ``K^T K`` sits among the run's outcomes: a cohort's, or the total.
+
+    The ground-truth key is ``truth_key(None, *gram_path(cohort))``.
+    """
+    return ("gram", "total" if cohort is None else f"cohort{int(cohort)}")
+
+
+def gram_truth(blocks: Mapping[int, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per-cohort and total ``K^T K`` (ground truth for linear-inference attacks)."""
+    out = {"/".join(gram_path(h)): K.T @ K for h, K in blocks.items()}
+    out["/".join(gram_path(None))] = sum(out.values())
+    return out

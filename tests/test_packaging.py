@@ -1,0 +1,46 @@
+"""The plug-in folders install under fedsec's name, completely; a user's modules shadow nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"fedsec": "fedsec", "protocols": "fedsec.protocols", "attacks": "fedsec.attacks",
+           "defenses": "fedsec.defenses"}
+
+
+def _packages_on_disk() -> set[str]:
+    found = set()
+    for folder, name in FOLDERS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((name, *rel)))
+    return found
+
+
+def test_pyproject_lists_every_package_and_maps_the_plugin_folders() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = config["tool"]["setuptools"]
+    assert set(setuptools["packages"]) == _packages_on_disk()
+    assert setuptools["package-dir"] == {v: k for k, v in FOLDERS.items() if k != "fedsec"}
+    assert (ROOT / "fedsec" / "py.typed").is_file()
+
+
+def test_modules_named_like_the_folders_shadow_nothing(tmp_path: Path) -> None:
+    for name in ("protocols", "attacks", "defenses"):
+        (tmp_path / f"{name}.py").write_text("raise ImportError('a user module was imported')\n")
+    code = ("from fedsec import registry; "
+            "print(len(registry.names('protocol')), len(registry.names('attack')), "
+            "len(registry.names('defense')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    protocols, attacks, defenses = map(int, done.stdout.split())
+    assert protocols >= 7 and attacks >= 7 and defenses >= 5
