@@ -97,7 +97,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
     dataset = load_spec(dataset_name)
     test_size = protocol.default_test_size if config.test_size is None else config.test_size
     split = dataset.split(test_size=test_size, rng=generator(config.seed, "split"))
-    split = split.scaled(config.scaling)
+    split = split.scaled(config.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
     train, test = split.train, split.test
     spec = parse_partition(config.partition or protocol.default_partition)
     if spec.kind not in protocol.partition_kinds:
