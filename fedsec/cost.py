@@ -42,7 +42,7 @@ def summarize(
     )
     by_round: dict[int, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
     by_phase: dict[str, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
-    by_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
+    by_tag: dict[str, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
     crypto_total = 0.0
     for m in messages:
         if m.crypto_seconds:
@@ -58,9 +58,9 @@ def summarize(
         sent["bytes_sent"] += m.size
         received["messages_received"] += 1
         received["bytes_received"] += m.size
-        for table, key in ((by_round, m.round), (by_phase, m.phase), (by_tag, m.tag)):
-            table[key]["messages"] += 1
-            table[key]["bytes"] += m.size
+        for entry in (by_round[m.round], by_phase[m.phase], by_tag[m.tag]):
+            entry["messages"] += 1
+            entry["bytes"] += m.size
     for (party, _round, _phase), seconds in (crypto_seconds or {}).items():
         crypto_total += seconds
         by_party[party]["crypto_seconds"] = by_party[party].get("crypto_seconds", 0.0) + seconds

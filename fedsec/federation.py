@@ -114,7 +114,18 @@ class Federation:
                 f"Use --partition horizontal:parties=1, or {instead}."
             )
         party = data[0]
+        assert party.shard is not None  # data_parties() keeps only parties holding a shard
         (cell,) = party.shard.cells
+        if cell.y is None:
+            raise ValidationError(
+                f"{who} is centralized: its party {party.name!r} must hold the labels, but it "
+                "holds none."
+            )
+        if self.test is None:
+            raise ValidationError(
+                f"{who} takes the task and class names from the test set, but the federation "
+                "has none."
+            )
         order = np.argsort(cell.rows)  # the training set's row order
         return party, Dataset(name="pooled", X=cell.X[order], y=cell.y[order],
                               task=self.test.task, class_names=self.test.class_names)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from fedsec.errors import FedsecError, UnknownNameError, ValidationError
 
@@ -38,7 +38,7 @@ class Registry(Generic[C]):
     (True, 'square')
     """
 
-    def __init__(self, kind: str, base: type[C], *, package: str, group: str) -> None:
+    def __init__(self, kind: str, base: type, *, package: str, group: str) -> None:
         self.kind = kind
         self.base = base
         self.package = package
@@ -124,7 +124,7 @@ class Registry(Generic[C]):
     def _checked(self, cls: object, what: str) -> type[C]:
         if not (isinstance(cls, type) and issubclass(cls, self.base)):
             raise ValidationError(f"{what} is not a {self.base.__name__} subclass.")
-        return cls
+        return cast("type[C]", cls)
 
 
 def qualname(cls: type) -> str:

@@ -132,7 +132,7 @@ def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray 
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
+            np.savez_compressed(handle, allow_pickle=False, **arrays)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

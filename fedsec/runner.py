@@ -12,7 +12,7 @@ from typing import Any
 
 from fedsec import registry
 from fedsec.cost import summarize
-from fedsec.errors import ValidationError
+from fedsec.errors import FedsecError, ValidationError
 from fedsec.federation import Federation
 from fedsec.network import Network
 from fedsec.outcomes import Outcome
@@ -100,7 +100,7 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
     dataset = load_spec(dataset_name)
     test_size = protocol.default_test_size if config.test_size is None else config.test_size
     split = dataset.split(test_size=test_size, rng=generator(config.seed, "split"))
-    split = split.scaled(config.scaling)
+    split = split.scaled(config.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
     train, test = split.train, split.test
     spec = parse_partition(config.partition or protocol.default_partition)
     if spec.kind not in protocol.partition_kinds:
@@ -132,6 +132,8 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         network.close(error)
         raise
     transcript = network.close()
+    if transcript.footer is None:  # pragma: no cover - a closed writer always ends with one
+        raise FedsecError("The transcript writer closed without an end record.")
     protocol_seconds = time.perf_counter() - started
     if config.reference:
         say("computing the centralized reference")

@@ -211,7 +211,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     for backend in backends:
         _get("backend", backend, problems)
     _check_combinations(classes, backends, defenses, attacks, params, sweep, problems)
-    for dataset in datasets or [None]:
+    for dataset in datasets:
         _check_threats(classes, dataset, audit.get("partition"), attacks, problems)
     if not attacks:
         problems.append("no [[attacks]]: an audit needs at least one attack to score leakage")

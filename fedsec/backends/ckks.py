@@ -198,6 +198,8 @@ class CkksBackend(MaskingBackend):
                     self.describe_payload(protected))
 
     def from_wire(self, context: KeyContext, party: str, wire: Wire) -> Protected:
+        if not isinstance(wire.payload, bytes):
+            raise ValidationError("A CKKS payload must be envelope bytes, not an array.")
         header, body = envelope.unwrap(wire.payload)
         if header.get("key_id") != context.key_id:
             raise ValidationError("A CKKS payload is encrypted under another key than this run's.")

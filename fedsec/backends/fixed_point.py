@@ -104,7 +104,7 @@ def unpack(packed: list[int], length: int, *, n_summands: int, fraction_bits: in
     stride = width + headroom_bits
     mask = (1 << stride) - 1
     offset = n_summands << (width - 1)
-    values = []
+    values: list[int] = []
     for acc in packed:
         for i in range(slots):
             if len(values) == length:

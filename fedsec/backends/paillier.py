@@ -246,6 +246,8 @@ class PaillierBackend(MaskingBackend):
                     self.describe_payload(protected))
 
     def from_wire(self, context: KeyContext, party: str, wire: Wire) -> Protected:
+        if not isinstance(wire.payload, bytes):
+            raise ValidationError("A Paillier payload must be envelope bytes, not an array.")
         header, body = envelope.unwrap(wire.payload)
         if header.get("key_id") != context.key_id:
             raise ValidationError("A Paillier payload is encrypted under a key of another run.")

@@ -95,10 +95,11 @@ class ReconstructionError(Scorer):
         eps = self.params.epsilon
         per_target: dict[str, dict[str, float]] = {}
         for key, estimate in reconstruction.estimates.items():
-            entry = {"relative_error": relative_error(estimate, truth[key])}
+            target = np.asarray(truth[key], dtype=float)
+            entry = {"relative_error": relative_error(estimate, target)}
             if key in reconstruction.baseline:
                 entry["baseline_relative_error"] = relative_error(reconstruction.baseline[key],
-                                                                  truth[key])
+                                                                  target)
             per_target[key] = entry
         errors = np.array([e["relative_error"] for e in per_target.values()])
         base = np.array([e["baseline_relative_error"] for e in per_target.values()

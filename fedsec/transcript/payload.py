@@ -47,7 +47,7 @@ def encode(value: Any) -> tuple[str, str, tuple[int, ...], bytes]:
     ('bytes', '', (), b'ct')
     """
     kind, dtype, shape, data = wire_view(value)
-    return kind, dtype, shape, data if kind == BYTES else data.tobytes()
+    return kind, dtype, shape, data if isinstance(data, bytes) else data.tobytes()
 
 
 def wire_view(value: Any) -> tuple[str, str, tuple[int, ...], np.ndarray | bytes]:

@@ -81,7 +81,7 @@ def read_pandas(path: str | os.PathLike[str]) -> Any:
 def _salvage(path: Path, source: pa.NativeFile | None) -> Transcript:
     """Read a file with no Arrow footer as a stream of batches after the magic."""
     own = source is None
-    if own:
+    if source is None:
         source = pa.memory_map(str(path))
     try:
         source.seek(len(fmt.FILE_MAGIC))

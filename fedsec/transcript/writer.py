@@ -11,7 +11,7 @@ from pathlib import Path
 from queue import SimpleQueue
 from time import perf_counter
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +20,7 @@ import pyarrow.ipc as ipc
 from fedsec.errors import TranscriptError
 from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.message import Message, canonical_json, genesis, link
-from fedsec.transcript.payload import ARRAY, BYTES, decode, encode, wire_view
+from fedsec.transcript.payload import BYTES, decode, encode, wire_view
 from fedsec.transcript.transcript import Transcript
 
 _EMPTY_META = "{}"
@@ -118,7 +118,7 @@ class _Arena:
             self._ready = None
             chunk = ready if len(ready) >= size else None
         self.chunk = np.empty(size, dtype=np.uint8) if chunk is None else chunk
-        self.view = memoryview(self.chunk)
+        self.view = self.chunk.data
         self.used = 0
         self._next_bytes = min(2 * self._next_bytes, self.chunk_bytes)
         if self.prefault and self._next_bytes >= _PREFAULT_BYTES and self._ready is None:
@@ -139,8 +139,8 @@ class _Arena:
         """Copy ``n`` bytes in (the caller made room); returns ``(raw, delivered)``."""
         start = self.used
         self.used = end = start + n
-        if kind == BYTES or n <= _SMALL_BYTES:
-            raw = data if kind == BYTES else data.tobytes()
+        if isinstance(data, bytes) or n <= _SMALL_BYTES:
+            raw = data if isinstance(data, bytes) else data.tobytes()
             self.view[start:end] = raw
             return raw, raw if kind == BYTES else decode(kind, dtype, shape, raw)
         slot = self.chunk[start:end]
@@ -259,7 +259,7 @@ class TranscriptWriter:
         if self._disk is not None and self._disk.error is not None:
             raise self._failed()
         kind, dtype, shape, data = wire_view(payload)
-        n = len(data) if kind == BYTES else data.nbytes
+        n = len(data) if isinstance(data, bytes) else data.nbytes
         arena = self._arena
         if not arena.fits(n):
             if self._pending:  # a batch's payloads stay in one chunk
@@ -290,10 +290,11 @@ class TranscriptWriter:
 
     def _write_pending(self) -> None:
         """Hand the pending messages, as one batch, to the disk thread."""
-        arena, rows = self._arena, self._pending
+        arena, rows, disk = self._arena, self._pending, self._disk
+        assert disk is not None  # only a writer streaming to a file keeps pending messages
         payloads = pa.py_buffer(arena.chunk[self._pending_start:arena.used])
-        batch = _to_batch(rows, self._sink.schema, payloads)
-        self._disk.inbox.put((batch, rows[-1].seq + 1, rows[-1].digest))
+        batch = _to_batch(rows, disk.sink.schema, payloads)
+        disk.inbox.put((batch, rows[-1].seq + 1, rows[-1].digest))
         self._pending = []
         self._pending_start = arena.used
         self._last_flush = perf_counter()
@@ -328,7 +329,7 @@ class TranscriptWriter:
                 self._disk.join()
                 if self._disk.error is not None:
                     raise self._failed()
-                self._sink.finish(footer)
+                self._disk.sink.finish(footer)
             self._transcript = Transcript(
                 header=self.header, messages=tuple(self._messages), footer=footer
             )
@@ -339,10 +340,12 @@ class TranscriptWriter:
         return self.close("aborted", f"{type(error).__name__}: {error}")
 
     def _failed(self) -> TranscriptError:
-        error = self._disk.error
+        disk = self._disk
+        assert disk is not None  # only a writer streaming to a file writes one
+        error = disk.error
         failure = TranscriptError(
             f"Writing the transcript failed: {type(error).__name__}: {error}. The file "
-            f"{str(self._sink.partial)!r} holds what was written before."
+            f"{str(disk.sink.partial)!r} holds what was written before."
         )
         failure.__cause__ = error
         return failure
@@ -373,18 +376,22 @@ def _to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema:
     if not rows:
         return pa.RecordBatch.from_pylist([], schema=schema)
     if payloads is None:
-        messages = [m for m, _ in rows]
-        raws = [raw for _, raw in rows]
+        pairs = cast("Sequence[tuple[Message, bytes]]", rows)
+        messages = [m for m, _ in pairs]
+        raws = [raw for _, raw in pairs]
         payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
         lengths = [len(raw) for raw in raws]
     else:
-        messages = list(rows)
-        lengths = [m.payload.nbytes if m.kind == ARRAY else len(m.payload) for m in messages]
+        messages = list(cast("Sequence[Message]", rows))
+        lengths = [len(m.payload) if isinstance(m.payload, bytes) else m.payload.nbytes
+                   for m in messages]
     offsets = np.zeros(len(messages) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     payload = pa.Array.from_buffers(pa.large_binary(), len(messages),
                                     [None, pa.py_buffer(offsets), payloads])
-    columns = dict(zip(Message._fields, zip(*messages, strict=True), strict=True))
+    columns: dict[str, Sequence[Any]] = dict(
+        zip(Message._fields, zip(*messages, strict=True), strict=True)
+    )
     columns["meta"] = [m.meta_json if m.meta else _EMPTY_META for m in messages]
     arrays = [payload if f.name == "payload" else pa.array(columns[f.name], type=f.type)
               for f in schema]
