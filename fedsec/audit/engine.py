@@ -56,7 +56,6 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
     is known, so an interrupted audit resumes where it stopped.
     """
     say = progress or (lambda _m: None)
-    threading.Thread(target=_prepare_plotting, daemon=True).start()
     out = Path(out_dir)
     (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
     write_json(out / SCENARIO_FILE, {"source": spec.source, "name": spec.name,
@@ -69,6 +68,9 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
             raise ValidationError(f"No cell {only!r} in {spec.source}; the ids are printed by "
                                   "'fedsec audit' and stored in the result files.")
     todo = [c for c in cells if not is_done(out, c)]
+    warm_up = threading.Thread(target=_prepare_plotting, daemon=True,
+                               name="fedsec-plotting-warm-up")
+    warm_up.start()
     say(f"{len(cells)} cells, {len(cells) - len(todo)} already done, {len(todo)} to run "
         f"with {jobs} job(s)")
     started = time.perf_counter()
@@ -78,6 +80,8 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
         status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
         say(f"[{i}/{len(todo)}] {cell.configuration} | seed {cell.seed}: {status} "
             f"({result['seconds']:.1f} s, {time.perf_counter() - started:.0f} s elapsed)")
+    # never leave it drawing in native code while the report starts or the process exits
+    warm_up.join()
     return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
             if cell_path(out, c).is_file()]
 
