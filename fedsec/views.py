@@ -7,7 +7,7 @@ returns (:mod:`fedsec.view`) is all an attack receives.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -22,8 +22,7 @@ from fedsec.view import READABLE_WITHOUT_KEY, View
 __all__ = ["READABLE_WITHOUT_KEY", "View", "build_view", "renamed_tags"]
 
 
-def renamed_tags(header: Mapping[str, Any], *,
-                 lookup: Callable[[str], Any] | None = None) -> Mapping[str, str]:
+def renamed_tags(header: Mapping[str, Any]) -> Mapping[str, str]:
     """Old tag → today's, for a transcript written before its family's tags were renamed.
 
     The protocol named in the header declares its renames (``renamed_tags``, the
@@ -34,10 +33,8 @@ def renamed_tags(header: Mapping[str, Any], *,
     name = header.get("protocol", {}).get("name")
     if not isinstance(name, str):
         return {}
-    if lookup is None:
-        lookup = protocols.get
     try:
-        return dict(lookup(name).renamed_tags)
+        return dict(protocols.get(name).renamed_tags)
     except FedsecError:
         return {}
 

@@ -109,11 +109,11 @@ def observe(view: View) -> Observations:
             columns[m.sender] = np.asarray(m.payload, dtype=int)
             n_features = int(m.meta[tags.N_FEATURES])
     own_X, own_offsets = {}, {}
+    cell = {field: "/".join(shard_path(0, field)) for field in ("X", "rows", "columns")}
     for member in members:
         held = view.own(member)
         if OWN_OFFSETS in held:
             own_offsets[member] = np.asarray(held[OWN_OFFSETS], dtype=float)
-        cell = {field: "/".join(shard_path(0, field)) for field in ("X", "rows", "columns")}
         if cell["X"] in held:
             order = np.argsort(np.asarray(held[cell["rows"]]))
             own_X[member] = np.asarray(held[cell["X"]], dtype=float)[order]

@@ -1,4 +1,4 @@
-"""epsilon-DR privacy, checked against an actual reconstruction; and matching permuted rows.
+"""epsilon-DR privacy, checked against an actual reconstruction.
 
 Nguyen et al., "AutoGAN-based dimension reduction for privacy preservation",
 Neurocomputing 384 (2020), Definition 1, as adapted to data collaboration by

@@ -15,7 +15,7 @@ import numpy as np
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth
+from fedsec.scoring.reconstruction import advantage, check_truth, mean_over_targets
 from fedsec.validation import check_float
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
@@ -69,12 +69,8 @@ class FeatureRecovery(Scorer):
                 entry.update({f"baseline_{k}": v for k, v in _recovery(base, target, eps).items()})
             per_target[key] = entry
         summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
-        names = ("relative_error", "feature_error_mean", "sample_error_mean",
-                 "fraction_recovered")
-        for name in names:
-            for prefix in ("", "baseline_"):
-                values = [e[prefix + name] for e in per_target.values() if prefix + name in e]
-                summary[prefix + name] = float(np.mean(values)) if values else float("nan")
+        summary.update(mean_over_targets(per_target, ("relative_error", "feature_error_mean",
+                                                      "sample_error_mean", "fraction_recovered")))
         error, base = summary["relative_error"], summary["baseline_relative_error"]
         summary["advantage"] = advantage(error, base)
         summary["per_target"] = per_target

@@ -20,7 +20,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth
+from fedsec.scoring.reconstruction import advantage, check_truth, mean_over_targets
 from fedsec.validation import check_float
 
 
@@ -81,11 +81,8 @@ class PointRecovery(Scorer):
                                             eps).items()})
             per_target[key] = entry
         summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
-        for name in ("distance_error", "point_error", "fraction_recovered"):
-            values = [e[name] for e in per_target.values()]
-            base = [e[f"baseline_{name}"] for e in per_target.values() if f"baseline_{name}" in e]
-            summary[name] = float(np.mean(values)) if values else float("nan")
-            summary[f"baseline_{name}"] = float(np.mean(base)) if base else float("nan")
+        summary.update(mean_over_targets(per_target, ("distance_error", "point_error",
+                                                      "fraction_recovered")))
         summary["advantage"] = advantage(summary["point_error"], summary["baseline_point_error"])
         summary["per_target"] = per_target
         return summary

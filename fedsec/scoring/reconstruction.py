@@ -54,6 +54,23 @@ def check_truth(keys: Iterable[str], truth: Mapping[str, Any]) -> None:
         )
 
 
+def mean_over_targets(per_target: Mapping[str, Mapping[str, float]],
+                      names: Iterable[str]) -> dict[str, float]:
+    """Each metric and its ``baseline_`` twin averaged over the targets that have it (NaN: none).
+
+    Examples
+    --------
+    >>> mean_over_targets({"a": {"e": 1.0, "baseline_e": 2.0}, "b": {"e": 3.0}}, ["e"])
+    {'e': 2.0, 'baseline_e': 2.0}
+    """
+    out = {}
+    for name in names:
+        for key in (name, f"baseline_{name}"):
+            values = [entry[key] for entry in per_target.values() if key in entry]
+            out[key] = float(np.mean(values)) if values else float("nan")
+    return out
+
+
 def advantage(error: float, baseline_error: float) -> float:
     """``1 - error / baseline_error``: 1 is exact recovery, 0 no better than the naive guess.
 

@@ -23,7 +23,7 @@ from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key, truth_key
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth
+from fedsec.scoring.reconstruction import advantage, check_truth, mean_over_targets
 from fedsec.validation import check_float
 
 SOURCE_ROWS = "shared_rows"
@@ -139,12 +139,9 @@ class MatchedRows(Scorer):
                 entry.update({prefix + k: v for k, v in metrics.items()})
             per_target[key] = entry
         summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
-        names = ("set_error", "point_error", "fraction_recovered", "reidentified", "linked",
-                 "label_accuracy")
-        for name in names:
-            for prefix in ("", "baseline_"):
-                values = [e[prefix + name] for e in per_target.values() if prefix + name in e]
-                summary[prefix + name] = float(np.mean(values)) if values else float("nan")
+        summary.update(mean_over_targets(per_target, ("set_error", "point_error",
+                                                      "fraction_recovered", "reidentified",
+                                                      "linked", "label_accuracy")))
         summary["advantage"] = advantage(summary["set_error"], summary["baseline_set_error"])
         summary["per_target"] = per_target
         return summary
