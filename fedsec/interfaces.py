@@ -87,6 +87,35 @@ class Protocol(Component, ABC):
         """
 
 
+class CentralizedProtocol(Protocol):
+    """A centralized reference run as a protocol: one party holds every row and feature.
+
+    No message is sent; :meth:`run` and :meth:`reference` both call
+    :meth:`solve`, so the pooled run equals the reference by construction.
+    ``instead`` names the federated protocols to use when the data is split.
+    """
+
+    partition_kinds: ClassVar[tuple[str, ...]] = ("horizontal",)
+    default_partition: ClassVar[str] = "horizontal:parties=1"
+    uses_backend: ClassVar[bool] = False
+    backend_note: ClassVar[str] = "it is centralized: one party holds everything"
+    instead: ClassVar[str] = "a federated protocol"
+
+    @abstractmethod
+    def solve(self, train: Dataset, test: Dataset, seed: int) -> Outcome:
+        """The centralized computation on pooled ``train``, evaluated on ``test``."""
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        party, pooled = federation.pooled(type(self).__name__, self.instead)
+        assert federation.test is not None  # pooled() refuses a federation without a test set
+        with federation.network.compute(party.name):
+            return self.solve(pooled, federation.test, federation.seed)
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return self.solve(train, test, seed)
+
+
 def check_operations(backend: type[MaskingBackend] | MaskingBackend, needed: Iterable[str], *,
                      who: str) -> None:
     """Refuse a backend that lacks an operation, naming the backends that have it."""
@@ -161,9 +190,11 @@ class Attack(Component, ABC):
 class Defense(Component):
     """Changes a protocol's configuration or transforms messages at declared points.
 
-    Override :meth:`configure` to change protocol parameters and
-    :meth:`transform` to alter a party's payload before it is sent under one
-    of the tags in ``points`` (``*`` for any tag the protocol lets defences touch).
+    A defence that only sets protocol parameters declares them in :attr:`sets`
+    (from its own parameters) and :attr:`fixes` (constants); override
+    :meth:`configure` for anything else, and :meth:`transform` to alter a
+    party's payload before it is sent under one of the tags in ``points``
+    (``*`` for any tag the protocol lets defences touch).
     """
 
     kind = "defense"
@@ -174,9 +205,16 @@ class Defense(Component):
     def capabilities(cls) -> dict[str, Any]:
         return {"protocols": sorted(cls.protocols), "points": sorted(cls.points)}
 
+    sets: ClassVar[Mapping[str, str]] = {}
+    """Protocol parameters this defence sets from its own: ``{protocol_param: own_param}``."""
+    fixes: ClassVar[Mapping[str, Any]] = {}
+    """Protocol parameters this defence sets to a constant."""
+
     def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Protocol parameters after this defence (unchanged by default)."""
-        return dict(params)
+        """Protocol parameters after this defence: ``params`` with :attr:`sets` and
+        :attr:`fixes` applied (unchanged by default)."""
+        own = {key: getattr(self.params, name) for key, name in self.sets.items()}
+        return {**params, **own, **self.fixes}
 
     def transform(self, party: Party, tag: str, values: np.ndarray) -> np.ndarray:
         """The payload ``party`` sends under ``tag`` after this defence (unchanged by default)."""

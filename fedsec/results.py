@@ -7,10 +7,10 @@ import os
 import platform
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,15 +22,126 @@ RESULT_SCHEMA_VERSION = "1"
 
 
 @dataclass(frozen=True, kw_only=True)
+class ValueComparison:
+    """How far one federated value is from its centralized counterpart.
+
+    ``max_abs_diff`` and ``max_rel_diff`` are None when the shapes differ
+    (``shapes`` then gives both, federated first).
+    """
+
+    agrees: bool
+    max_abs_diff: float | None = None
+    max_rel_diff: float | None = None
+    shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.shapes is not None:
+            return {"shape_federated": list(self.shapes[0]),
+                    "shape_centralized": list(self.shapes[1]), "agrees": self.agrees}
+        return {"max_abs_diff": self.max_abs_diff, "max_rel_diff": self.max_rel_diff,
+                "agrees": self.agrees}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Comparison:
+    """The federated result against the centralized reference, value by value."""
+
+    rtol: float
+    values: Mapping[str, ValueComparison]
+
+    @property
+    def agrees(self) -> bool:
+        """Every shared value within ``rtol`` (true when there is nothing to compare)."""
+        return all(v.agrees for v in self.values.values())
+
+    @property
+    def worst(self) -> float:
+        """The largest relative difference (infinite when shapes differ; 0 for no values)."""
+        return max((float("inf") if v.max_rel_diff is None else v.max_rel_diff
+                    for v in self.values.values()), default=0.0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rtol": self.rtol, "values": {k: v.to_json() for k, v in self.values.items()},
+                "agrees": self.agrees}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSummary:
+    """The data a run used."""
+
+    name: str
+    train_samples: int
+    test_samples: int
+    features: int
+    task: str
+    scaling: str
+    test_size: float | int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TranscriptSummary:
+    """Where the transcript is, how long it is, and the head of its hash chain."""
+
+    file: str
+    messages: int
+    head: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    """The summary of one run: what ``result.json`` holds.
+
+    The component descriptions (``protocol``, ``backend``, ``defenses``), the
+    partition's description and the cost breakdown are the JSON their own
+    ``describe()``/:func:`fedsec.cost.summarize` give.
+    """
+
+    protocol: Mapping[str, Any]
+    backend: Mapping[str, Any]
+    defenses: tuple[Mapping[str, Any], ...]
+    dataset: DataSummary
+    partition: Mapping[str, Any]
+    seed: int
+    versions: Mapping[str, str]
+    federated_metrics: Mapping[str, Any]
+    centralized_metrics: Mapping[str, Any]
+    comparison: Comparison
+    cost: Mapping[str, Any]
+    transcript: TranscriptSummary
+    private_store: str
+    command: str
+    schema_version: str = RESULT_SCHEMA_VERSION
+
+    @property
+    def total_cost(self) -> Mapping[str, Any]:
+        """Messages, bytes and seconds of the whole run."""
+        return cast("Mapping[str, Any]", self.cost["total"])
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object written to ``result.json``."""
+        return {
+            "schema_version": self.schema_version, "protocol": dict(self.protocol),
+            "backend": dict(self.backend), "defenses": [dict(d) for d in self.defenses],
+            "dataset": asdict(self.dataset), "partition": dict(self.partition),
+            "seed": self.seed, "versions": dict(self.versions),
+            "metrics": {"federated": dict(self.federated_metrics),
+                        "centralized": dict(self.centralized_metrics)},
+            "comparison": self.comparison.to_json(), "cost": dict(self.cost),
+            "transcript": asdict(self.transcript), "private_store": self.private_store,
+            "command": self.command,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunResult:
     """Everything one run produced.
 
-    ``record`` is the JSON-able summary written to ``result.json``; the
-    transcript and the private store (every party's holdings, the ground
-    truth for scoring) are written beside it, never inside it.
+    ``record`` is the summary written to ``result.json``; the transcript and
+    the private store (every party's holdings, the ground truth for scoring)
+    are written beside it, never inside it.
     """
 
-    record: Mapping[str, Any]
+    record: RunRecord
     outcome: Outcome
     reference: Outcome
     transcript: Transcript
@@ -43,32 +154,28 @@ class RunResult:
 
 
 def compare(federated: Mapping[str, np.ndarray], centralized: Mapping[str, np.ndarray],
-            *, rtol: float) -> dict[str, Any]:
+            *, rtol: float) -> Comparison:
     """How far each federated value is from the centralized reference.
 
     Examples
     --------
-    >>> compare({"s": np.array([1.0, 2.0])}, {"s": np.array([1.0, 2.0])}, rtol=1e-9)["agrees"]
+    >>> compare({"s": np.array([1.0, 2.0])}, {"s": np.array([1.0, 2.0])}, rtol=1e-9).agrees
     True
+    >>> compare({"s": np.array([1.0])}, {"s": np.array([2.0])}, rtol=1e-9).worst
+    0.5
     """
-    out: dict[str, Any] = {"rtol": rtol, "values": {}}
-    agrees = True
+    values: dict[str, ValueComparison] = {}
     for key in sorted(set(federated) & set(centralized)):
         a = np.asarray(federated[key], dtype=float)
         b = np.asarray(centralized[key], dtype=float)
         if a.shape != b.shape:
-            out["values"][key] = {"shape_federated": list(a.shape),
-                                  "shape_centralized": list(b.shape), "agrees": False}
-            agrees = False
+            values[key] = ValueComparison(agrees=False, shapes=(a.shape, b.shape))
             continue
         diff = float(np.max(np.abs(a - b))) if a.size else 0.0
         scale = float(np.max(np.abs(b))) if b.size else 0.0
         rel = diff / scale if scale > 0 else diff
-        ok = rel <= rtol
-        agrees = agrees and ok
-        out["values"][key] = {"max_abs_diff": diff, "max_rel_diff": rel, "agrees": ok}
-    out["agrees"] = agrees
-    return out
+        values[key] = ValueComparison(agrees=rel <= rtol, max_abs_diff=diff, max_rel_diff=rel)
+    return Comparison(rtol=rtol, values=values)
 
 
 def versions() -> dict[str, str]:

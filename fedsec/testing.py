@@ -86,8 +86,8 @@ def check_protocol(cls: type[Protocol], *, dataset: str | None = None,
         assert report.ok, f"{name}: saved transcript fails verification: {report.summary()}"
         for x, y in zip(first.transcript.messages, loaded.messages, strict=True):
             _assert_same_payload(x.payload, y.payload, x.seq)
-    comparison = first.record["comparison"]
-    assert comparison["agrees"], f"{name}: federated result differs from centralized: {comparison}"
+    comparison = first.record.comparison
+    assert comparison.agrees, f"{name}: federated result differs from centralized: {comparison}"
     return first
 
 

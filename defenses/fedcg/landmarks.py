@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 from fedsec.interfaces import Defense
 from fedsec.registry import register
@@ -31,6 +31,7 @@ class RandomLandmarks(Defense):
     summary = "Draw landmarks at random (U or N) instead of sampling training rows (P)."
     paper = PAPER
     protocols = FEDCG
+    sets: ClassVar[Mapping[str, str]] = {"landmark_method": "method"}
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -40,9 +41,6 @@ class RandomLandmarks(Defense):
             check_choice(self.method, owner="defense 'random-landmarks'", name="method",
                          choices=("U", "N"))
 
-    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return {**params, "landmark_method": self.params.method}
-
 
 @register("defense", "few-landmarks")
 class FewLandmarks(Defense):
@@ -51,6 +49,7 @@ class FewLandmarks(Defense):
     summary = "Use m landmarks (below the feature count, no point is identifiable)."
     paper = PAPER
     protocols = FEDCG
+    sets: ClassVar[Mapping[str, str]] = {"n_landmarks": "m"}
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -58,9 +57,6 @@ class FewLandmarks(Defense):
 
         def __post_init__(self) -> None:
             check_int(self.m, owner="defense 'few-landmarks'", name="m", min_value=1)
-
-    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return {**params, "n_landmarks": self.params.m}
 
 
 @register("defense", "random-kernel-width")
@@ -70,6 +66,7 @@ class RandomKernelWidth(Defense):
     summary = "Give each landmark its own random kernel width gamma (1 + u_j), u_j ~ U(0, jitter)."
     paper = PAPER
     protocols = FEDCG
+    sets: ClassVar[Mapping[str, str]] = {"gamma_jitter": "jitter"}
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -78,6 +75,3 @@ class RandomKernelWidth(Defense):
         def __post_init__(self) -> None:
             check_float(self.jitter, owner="defense 'random-kernel-width'", name="jitter",
                         min_value=0.0, min_inclusive=False)
-
-    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return {**params, "gamma_jitter": self.params.jitter}

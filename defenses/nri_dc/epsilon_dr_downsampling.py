@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from fedsec.interfaces import Defense
 from fedsec.registry import register
@@ -31,6 +31,8 @@ class EpsilonDRDownsampling(Defense):
                "epsilon before sharing (epsilon-DR privacy by down-sampling).")
     paper = "Imakura et al., Accuracy and privacy evaluations of collaborative data analysis, 2021"
     protocols = frozenset({"nri-dc"})
+    sets: ClassVar[Mapping[str, str]] = {"dr_epsilon": "epsilon"}
+    fixes: ClassVar[Mapping[str, Any]] = {"dr_downsample": True}
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -39,6 +41,3 @@ class EpsilonDRDownsampling(Defense):
         def __post_init__(self) -> None:
             check_float(self.epsilon, owner="defense 'epsilon-dr-downsampling'", name="epsilon",
                         min_value=0.0, min_inclusive=False)
-
-    def configure(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return {**params, "dr_epsilon": self.params.epsilon, "dr_downsample": True}

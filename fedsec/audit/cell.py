@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from fedsec import registry
-from fedsec.audit.spec import AuditSpec, Cell
+from fedsec.audit.spec import AttackSpec, AuditSpec, Cell
 from fedsec.errors import FedsecError
-from fedsec.runner import RunConfig, run
+from fedsec.plugin_registry import SearchPath
+from fedsec.runner import RunConfig, RunResult, run
 from fedsec.views import build_view
 
 CELL_SCHEMA_VERSION = "1"
@@ -32,7 +33,8 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
                        partition=spec.partition,
                        backend=cell.backend, backend_params=dict(spec.backend_params),
                        defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
-                       seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling)
+                       seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling,
+                       search_path=spec.search_path)
     try:
         result = run(config, prefault=prefault)
     except FedsecError as error:
@@ -42,29 +44,32 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
         return {**base, "status": "error", "error": f"{type(error).__name__}: {error}",
                 "traceback": traceback.format_exc(), "seconds": time.perf_counter() - started}
     record = result.record
-    attacks = [_attack(spec_attack.label, threat, spec_attack, result)
+    attacks = [_attack(spec_attack.label, threat, spec_attack, result, spec.search_path)
                for spec_attack in spec.attacks for threat in spec_attack.threats]
     return {**base, "status": "ok",
-            "metrics": _jsonable(record["metrics"]["federated"]),
-            "reference_metrics": _jsonable(record["metrics"]["centralized"]),
-            "agrees_with_reference": bool(record["comparison"]["agrees"]),
-            "cost": _jsonable(record["cost"]["total"]), "versions": record["versions"],
-            "backend": record["backend"], "attacks": attacks,
+            "metrics": _jsonable(dict(record.federated_metrics)),
+            "reference_metrics": _jsonable(dict(record.centralized_metrics)),
+            "agrees_with_reference": record.comparison.agrees,
+            "cost": _jsonable(dict(record.total_cost)), "versions": dict(record.versions),
+            "backend": dict(record.backend), "attacks": attacks,
             "seconds": time.perf_counter() - started}
 
 
-def _attack(name: str, threat: str, spec_attack: Any, result: Any) -> dict[str, Any]:
+def _attack(name: str, threat: str, spec_attack: AttackSpec, result: RunResult,
+            search: SearchPath) -> dict[str, Any]:
     entry: dict[str, Any] = {"attack": name, "threat": threat, "scorer": spec_attack.scorer,
                              "params": dict(spec_attack.params)}
     started = time.perf_counter()
     try:
         view = build_view(result.transcript, threat, result.private)
-        attack = registry.create("attack", spec_attack.name, dict(spec_attack.params))
+        attack = registry.create("attack", spec_attack.name, dict(spec_attack.params),
+                                 search=search)
         reason = attack.not_applicable(view)
         if reason is not None:
             return {**entry, "status": "not applicable", "reason": reason}
         reconstruction = attack.run(view)
-        scorer = registry.create("scorer", spec_attack.scorer, dict(spec_attack.scorer_params))
+        scorer = registry.create("scorer", spec_attack.scorer, dict(spec_attack.scorer_params),
+                                 search=search)
         scores = scorer.score(reconstruction, result.private)
     except FedsecError as error:
         return {**entry, "status": "not applicable", "reason": str(error)}

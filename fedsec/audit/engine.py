@@ -121,14 +121,13 @@ def _results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int):
 
 
 def _init_worker(raw: dict[str, Any], source: str, base_dir: str) -> None:
-    """Each worker parses the scenario once and uses one thread for linear algebra.
+    """Each worker parses the scenario once (finding its ``module:Class`` components beside
+    it) and uses one thread for linear algebra.
 
     The workers keep every core busy, so no helper thread prepares transcript
     memory ahead either.
     """
     global _WORKER_SPEC
-    if base_dir not in sys.path:
-        sys.path.insert(0, base_dir)
     try:
         from threadpoolctl import threadpool_limits
 

@@ -30,18 +30,20 @@ A scenario is a TOML file::
 Every problem is collected and reported at once: unknown names (with the
 valid ones), bad parameters, attacks that apply to none of the protocols and
 why, backends lacking operations a protocol needs, defences that do not apply,
-threat models naming unknown parties.
+threat models naming unknown parties. Every run of the grid is planned
+(:func:`fedsec.plan.plan`) exactly as ``fedsec run`` would plan it.
+
+A ``package.module:Class`` component is looked for beside the scenario first,
+then on the interpreter's import path.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +55,20 @@ else:  # pragma: no cover
 import numpy as np
 
 from fedsec import registry
+from fedsec.audit.checks import (
+    check_attacks_apply,
+    check_dataset,
+    check_defenses_apply,
+    check_runs,
+    check_threats,
+    lookup,
+)
+from fedsec.audit.grid import AttackSpec, Cell
 from fedsec.errors import FedsecError, ValidationError
+from fedsec.plugin_registry import SearchPath
 from fedsec.threat import ThreatModel
+
+__all__ = ["AttackSpec", "AuditSpec", "AuditSpecError", "Cell", "load_spec", "parse_spec"]
 
 AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "datasets", "partition",
               "backends",
@@ -69,67 +83,6 @@ class AuditSpecError(ValidationError):
         self.problems = problems
         lines = "\n".join(f"  - {p}" for p in problems)
         super().__init__(f"{source} has {len(problems)} problem(s):\n{lines}")
-
-
-@dataclass(frozen=True)
-class AttackSpec:
-    """One attack, its threat models, scorer and parameters."""
-
-    name: str
-    threats: tuple[str, ...]
-    scorer: str = "reconstruction-error"
-    params: Mapping[str, Any] = field(default_factory=dict)
-    scorer_params: Mapping[str, Any] = field(default_factory=dict)
-
-    default_scorer: str = "reconstruction-error"
-
-    @property
-    def label(self) -> str:
-        """Name, parameters and any non-default scorer, e.g. ``pinv-reconstruction/epsilon-dr``."""
-        text = self.name
-        if self.params:
-            text += "[" + ",".join(f"{k}={v}" for k, v in self.params.items()) + "]"
-        if self.scorer != self.default_scorer:
-            text += f"/{self.scorer}"
-        return text
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One run of the grid and the attacks on it."""
-
-    protocol: str
-    backend: str
-    defense: tuple[str, Mapping[str, Any]] | None
-    params: Mapping[str, Any]
-    seed: int
-    dataset: str = ""
-
-    def config_dict(self) -> dict[str, Any]:
-        """JSON-able description (what makes the cell unique)."""
-        return {"protocol": self.protocol, "backend": self.backend, "dataset": self.dataset,
-                "defense": None if self.defense is None else
-                {"name": self.defense[0], "params": dict(self.defense[1])},
-                "params": dict(self.params), "seed": self.seed}
-
-    @property
-    def id(self) -> str:
-        """A stable short id: a hash of the configuration."""
-        text = json.dumps(self.config_dict(), sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-    @property
-    def configuration(self) -> str:
-        """A readable label of everything but the seed (the unit a report aggregates)."""
-        parts = [self.protocol, self.dataset, self.backend] if self.dataset else [
-            self.protocol, self.backend]
-        if self.defense is not None:
-            opts = ",".join(f"{k}={v}" for k, v in self.defense[1].items())
-            parts.append(self.defense[0] + (f":{opts}" if opts else ""))
-        else:
-            parts.append("no defence")
-        parts += [f"{k}={v}" for k, v in self.params.items()]
-        return " | ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -154,6 +107,11 @@ class AuditSpec:
     attacks: tuple[AttackSpec, ...]
     base_dir: str = "."
 
+    @property
+    def search_path(self) -> tuple[str, ...]:
+        """Where the scenario's own ``module:Class`` components are looked for first."""
+        return (self.base_dir,)
+
     def cells(self) -> list[Cell]:
         """The grid: protocols × datasets × backends × (none + defences) × sweep × seeds."""
         keys = list(self.sweep)
@@ -165,8 +123,9 @@ class AuditSpec:
                 self.protocols, self.datasets, self.backends, [None, *self.defenses], combos,
                 self.seeds):
             if defense is not None:
-                cls = registry.get("defense", defense[0])
-                if cls.protocols and _protocol_name(protocol) not in cls.protocols:
+                cls = registry.get("defense", defense[0], search=self.search_path)
+                protocol_name = registry.get("protocol", protocol, search=self.search_path).name
+                if cls.protocols and protocol_name not in cls.protocols:
                     continue
             out.append(Cell(protocol, backend, defense, {**self.params, **combo}, seed,
                             dataset if several else ""))
@@ -174,7 +133,10 @@ class AuditSpec:
 
 
 def load_spec(path: str | os.PathLike[str]) -> AuditSpec:
-    """Read and validate a scenario file; raises :class:`AuditSpecError` listing every problem."""
+    """Read and validate a scenario file; raises :class:`AuditSpecError` listing every problem.
+
+    ``module:Class`` components may live beside the scenario (its folder is searched first).
+    """
     path = Path(path)
     if not path.is_file():
         raise ValidationError(f"No audit scenario at {str(path)!r}.")
@@ -182,16 +144,14 @@ def load_spec(path: str | os.PathLike[str]) -> AuditSpec:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ValidationError(f"{path}: invalid TOML ({error}).") from None
-    directory = str(path.resolve().parent)
-    if directory not in sys.path:  # user classes named "module:Class" may live beside the scenario
-        sys.path.insert(0, directory)
-    return parse_spec(raw, source=str(path), base_dir=directory)
+    return parse_spec(raw, source=str(path), base_dir=str(path.resolve().parent))
 
 
 def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
                base_dir: str = ".") -> AuditSpec:
     """Validate a parsed scenario as a whole."""
     problems: list[str] = []
+    search = (base_dir,)
     for key in sorted(set(raw) - TOP_KEYS):
         problems.append(f"unknown section [{key}]; valid sections: {', '.join(sorted(TOP_KEYS))}")
     audit = dict(raw.get("audit", {}))
@@ -201,32 +161,40 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     backends = _names(audit, "backends", "backend", "backend", problems) or ["plain"]
     datasets = _names(audit, "datasets", "dataset", "dataset", problems)
     for dataset in datasets:
-        _check_dataset(dataset, problems)
+        check_dataset(dataset, problems)
     seeds = _seeds(audit, problems)
-    params = dict(raw.get("params", {}))
     sweep = {k: _values(k, v, problems) for k, v in dict(raw.get("sweep", {})).items()}
-    defenses = _defenses(raw.get("defenses", []), problems)
-    attacks = _attacks(raw.get("attacks", []), problems)
-    classes = {p: _get("protocol", p, problems) for p in protocols}
-    for backend in backends:
-        _get("backend", backend, problems)
-    _check_combinations(classes, backends, defenses, attacks, params, sweep, problems)
-    for dataset in datasets:
-        _check_threats(classes, dataset, audit.get("partition"), attacks, problems)
-    if not attacks:
-        problems.append("no [[attacks]]: an audit needs at least one attack to score leakage")
-    if problems:
-        raise AuditSpecError(source, problems)
-    return AuditSpec(
+    defenses = _defenses(raw.get("defenses", []), search, problems)
+    attacks = _attacks(raw.get("attacks", []), search, problems)
+    classes = {p: cls for p in protocols
+               if (cls := lookup("protocol", p, problems, search=search)) is not None}
+    backends_found = [b for b in backends
+                      if lookup("backend", b, problems, search=search) is not None]
+    spec = AuditSpec(
         name=str(audit.get("name", Path(source).stem)),
         description=str(audit.get("description", "")), source=source, raw=raw,
         protocols=tuple(protocols), datasets=tuple(datasets), partition=audit.get("partition"),
         backends=tuple(backends), backend_params=dict(audit.get("backend_params", {})),
         seeds=tuple(seeds), scaling=str(audit.get("scaling", "minmax")),
-        test_size=audit.get("test_size"), params=params,
+        test_size=audit.get("test_size"), params=dict(raw.get("params", {})),
         sweep={k: tuple(v) for k, v in sweep.items()}, defenses=tuple(defenses),
         attacks=tuple(attacks), base_dir=base_dir,
     )
+    # every run of the grid whose components exist, planned once per configuration
+    runnable = AuditSpec(**{**spec.__dict__, "protocols": tuple(classes),
+                            "backends": tuple(backends_found), "seeds": (0,),
+                            "datasets": spec.datasets[:1]})
+    check_runs(runnable.cells(), partition=spec.partition, backend_params=spec.backend_params,
+               search=search, problems=problems)
+    check_defenses_apply(defenses, list(classes.values()), search=search, problems=problems)
+    check_attacks_apply(attacks, list(classes.values()), search=search, problems=problems)
+    for dataset in datasets:
+        check_threats(classes, dataset, spec.partition, attacks, problems)
+    if not attacks:
+        problems.append("no [[attacks]]: an audit needs at least one attack to score leakage")
+    if problems:
+        raise AuditSpecError(source, problems)
+    return spec
 
 
 def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,
@@ -241,31 +209,6 @@ def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,
         problems.append(f"audit.{plural} must be names (strings); got {value!r}")
         return []
     return values
-
-
-def _get(kind: str, name: str, problems: list[str]) -> Any:
-    try:
-        return registry.get(kind, name)
-    except FedsecError as error:
-        problems.append(str(error))
-        return None
-
-
-def _check_dataset(dataset: Any, problems: list[str]) -> None:
-    from fedsec.data import dataset_names, load_spec
-
-    if dataset is None:
-        problems.append("audit.dataset is missing")
-    elif str(dataset).endswith(".csv"):
-        return
-    elif str(dataset).partition(":")[0].strip() not in dataset_names():
-        problems.append(f"Unknown dataset {dataset!r}. Valid dataset names: "
-                        f"{', '.join(dataset_names())} (or a .csv path).")
-    elif ":" in str(dataset):
-        try:
-            load_spec(str(dataset))
-        except FedsecError as error:
-            problems.append(str(error))
 
 
 def _seeds(audit: Mapping[str, Any], problems: list[str]) -> list[int]:
@@ -306,7 +249,8 @@ def _values(name: str, value: Any, problems: list[str]) -> list[Any]:
     return [value]
 
 
-def _defenses(entries: Iterable[Any], problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
+def _defenses(entries: Iterable[Any], search: SearchPath,
+              problems: list[str]) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or "name" not in entry:
@@ -314,7 +258,7 @@ def _defenses(entries: Iterable[Any], problems: list[str]) -> list[tuple[str, di
             continue
         entry = dict(entry)
         name = entry.pop("name")
-        if _get("defense", name, problems) is None:
+        if lookup("defense", name, problems, search=search) is None:
             continue
         keys = list(entry)
         for values in itertools.product(*([v] if not isinstance(v, list) else v
@@ -323,7 +267,7 @@ def _defenses(entries: Iterable[Any], problems: list[str]) -> list[tuple[str, di
     return out
 
 
-def _attacks(entries: Iterable[Any], problems: list[str]) -> list[AttackSpec]:
+def _attacks(entries: Iterable[Any], search: SearchPath, problems: list[str]) -> list[AttackSpec]:
     out = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or "name" not in entry or "as" not in entry:
@@ -334,15 +278,14 @@ def _attacks(entries: Iterable[Any], problems: list[str]) -> list[AttackSpec]:
             problems.append(f"attacks[{i}] has unknown keys {sorted(unknown)}; valid: name, as, "
                             "scorer, params, scorer_params")
         threats = [entry["as"]] if isinstance(entry["as"], str) else list(entry["as"])
-        default = _get_quiet("attack", entry["name"])
-        default_scorer = default.default_scorer if default else "reconstruction-error"
+        cls = lookup("attack", entry["name"], problems, search=search)
+        default_scorer = cls.default_scorer if cls else "reconstruction-error"
         spec = AttackSpec(name=entry["name"], threats=tuple(threats),
                           scorer=entry.get("scorer", default_scorer),
                           default_scorer=default_scorer,
                           params=dict(entry.get("params", {})),
                           scorer_params=dict(entry.get("scorer_params", {})))
-        cls = _get("attack", spec.name, problems)
-        scorer = _get("scorer", spec.scorer, problems)
+        scorer = lookup("scorer", spec.scorer, problems, search=search)
         for component, params in ((cls, spec.params), (scorer, spec.scorer_params)):
             if component is not None:
                 try:
@@ -356,104 +299,3 @@ def _attacks(entries: Iterable[Any], problems: list[str]) -> list[AttackSpec]:
                 problems.append(f"attacks[{i}] ({spec.name}): {error}")
         out.append(spec)
     return out
-
-
-def _check_combinations(classes: Mapping[str, Any], backends: list[str],
-                        defenses: list[tuple[str, dict[str, Any]]], attacks: list[AttackSpec],
-                        params: Mapping[str, Any], sweep: Mapping[str, list[Any]],
-                        problems: list[str]) -> None:
-    for name, cls in classes.items():
-        if cls is None:
-            continue
-        for backend in backends:
-            bcls = _get_quiet("backend", backend)
-            if bcls is not None:
-                try:
-                    cls.check_backend(bcls)
-                except FedsecError as error:
-                    problems.append(str(error))
-        for combo in itertools.product(*sweep.values()) if sweep else [()]:
-            values = {**params, **dict(zip(sweep, combo, strict=True))}
-            try:
-                cls(**values)
-            except FedsecError as error:
-                problems.append(f"protocol {name!r} with {values}: {error}")
-                break
-    for defense, options in defenses:
-        dcls = _get_quiet("defense", defense)
-        if dcls is None:
-            continue
-        try:
-            dcls(**options)
-        except FedsecError as error:
-            problems.append(str(error))
-        names = {cls.name for cls in classes.values() if cls is not None}
-        if dcls.protocols and not (dcls.protocols & names):
-            problems.append(f"defence {defense!r} applies to none of the protocols "
-                            f"({', '.join(sorted(names))}); it applies to "
-                            f"{', '.join(sorted(dcls.protocols))}")
-    for attack in attacks:
-        acls = _get_quiet("attack", attack.name)
-        if acls is None:
-            continue
-        reasons = [_static_reason(acls, cls) for cls in classes.values() if cls is not None]
-        if reasons and all(reasons):
-            problems.append(f"attack {attack.name!r} applies to none of the protocols: "
-                            + "; ".join(r for r in reasons if r))
-
-
-def _static_reason(attack_cls: Any, protocol_cls: Any) -> str | None:
-    """Why an attack cannot apply to a protocol's transcript, from declared tags."""
-    exposes = set(protocol_cls.exposes)
-    needs_all = set(attack_cls.needs_tags)
-    needs_any = set(getattr(attack_cls, "needs_any_tags", ()))
-    if needs_all - exposes:
-        return (f"{protocol_cls.name} exposes no {', '.join(sorted(needs_all - exposes))} "
-                f"(it exposes {', '.join(sorted(exposes)) or 'nothing'})")
-    if needs_any and not needs_any & exposes:
-        return f"{protocol_cls.name} exposes none of {', '.join(sorted(needs_any))}"
-    return None
-
-
-def _check_threats(classes: Mapping[str, Any], dataset: Any, partition: Any,
-                   attacks: list[AttackSpec], problems: list[str]) -> None:
-    """Threat models must name parties that exist in the runs' partitions."""
-    if dataset is None or not attacks:
-        return
-    from fedsec.data import load_spec
-    from fedsec.partition import parse_partition
-    from fedsec.seeding import generator
-
-    try:
-        data = load_spec(str(dataset))
-    except FedsecError:
-        return
-    for name, cls in classes.items():
-        if cls is None:
-            continue
-        try:
-            spec = parse_partition(partition or cls.default_partition)
-            layout = spec.apply(n_samples=data.n_samples, feature_groups=data.feature_groups,
-                                y=data.y if data.task != "regression" else None,
-                                cohorts=data.cohorts, rng=generator(0, "partition"),
-                                coordinators=cls.coordinators)
-        except FedsecError as error:
-            problems.append(f"protocol {name!r}: partition: {error}")
-            continue
-        for attack in attacks:
-            for threat in attack.threats:
-                try:
-                    ThreatModel.parse(threat).check_parties(layout.parties)
-                except FedsecError as error:
-                    problems.append(f"attacks ({attack.name}) as {threat!r} on {name}: {error}")
-
-
-def _get_quiet(kind: str, name: str) -> Any:
-    try:
-        return registry.get(kind, name)
-    except FedsecError:
-        return None
-
-
-def _protocol_name(name: str) -> str:
-    return registry.get("protocol", name).name

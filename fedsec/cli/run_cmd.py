@@ -84,25 +84,24 @@ def handle(args: argparse.Namespace) -> int:
     result = run(config, args.out, progress=None if args.json else progress)
     record = result.record
     if args.json:
-        print_json(record)
+        print_json(record.to_json())
         return 0
-    cost = record["cost"]["total"]
-    comparison = record["comparison"]
-    print(f"{record['protocol']['name']} on {record['dataset']['name']} "
-          f"({record['partition']['spec']}), backend {record['backend']['name']}, "
-          f"seed {record['seed']}")
+    cost = record.total_cost
+    comparison = record.comparison
+    print(f"{record.protocol['name']} on {record.dataset.name} "
+          f"({record.partition['spec']}), backend {record.backend['name']}, "
+          f"seed {record.seed}")
     print(f"  messages: {cost['messages']}, bytes on the wire: {human_bytes(cost['bytes'])}, "
           f"wall time: {cost['wall_seconds']:.3f} s")
-    for side in ("federated", "centralized"):
+    for side, values in (("federated", record.federated_metrics),
+                         ("centralized", record.centralized_metrics)):
         metrics = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                            for k, v in record["metrics"][side].items())
+                            for k, v in values.items())
         print(f"  {side} metrics: {metrics or '-'}")
-    verdict = "matches" if comparison["agrees"] else "DIFFERS FROM"
-    worst = max((v.get("max_rel_diff", float("inf")) for v in comparison["values"].values()),
-                default=0.0)
+    verdict = "matches" if comparison.agrees else "DIFFERS FROM"
     print(f"  federated result {verdict} the centralized reference "
-          f"(max relative difference {worst:.3g}, tolerance {comparison['rtol']:g})")
-    if record["backend"].get("insecure_simulation_keys"):
+          f"(max relative difference {comparison.worst:.3g}, tolerance {comparison.rtol:g})")
+    if record.backend.get("insecure_simulation_keys"):
         print("  keys: derived from the run's seed (simulation mode, reproducible, insecure by "
               "design; use key_source=agreement or secrets for deployment-grade keys)")
     print(f"  wrote {args.out}/transcript.arrow, result.json, private.npz")

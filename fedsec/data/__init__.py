@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from fedsec.data.dataset import TASKS, Dataset, Split, Task
 from fedsec.data.packaged import verify_packaged_files
-from fedsec.data.registry import dataset_names, dataset_options, load, load_spec
+from fedsec.data.registry import check_spec, dataset_names, dataset_options, load, load_spec
 from fedsec.data.scaling import SCALING_METHODS, Scaler, ScalingMethod, fit_scaler
 from fedsec.data.synthetic import make_classification, make_fedcg_toy
 from fedsec.data.user_csv import from_csv
@@ -31,6 +31,7 @@ __all__ = [
     "ScalingMethod",
     "Split",
     "Task",
+    "check_spec",
     "dataset_names",
     "dataset_options",
     "fit_scaler",

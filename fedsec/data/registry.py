@@ -186,6 +186,32 @@ def load_spec(spec: str | os.PathLike[str]) -> Dataset:
     return dataset if positive is None else dataset.one_vs_rest(positive)
 
 
+def check_spec(spec: str | os.PathLike[str]) -> None:
+    """Check a dataset spec as far as can be done cheaply, before a run.
+
+    A named set must exist; its options (``NAME:key=value``) are checked by
+    loading it; a ``.csv`` path is left to the run, which may start elsewhere.
+
+    Examples
+    --------
+    >>> check_spec("iris")
+    >>> from fedsec.errors import UnknownNameError
+    >>> try:
+    ...     check_spec("irris:positive=setosa")
+    ... except UnknownNameError as error:
+    ...     print(error.name)
+    irris
+    """
+    if isinstance(spec, os.PathLike) or str(spec).lower().endswith(".csv"):
+        return
+    if not isinstance(spec, str) or not spec.strip():
+        raise param_error("check_spec", "spec", "a dataset name, NAME:key=value,... or a .csv path",
+                          spec)
+    _loader(spec.partition(":")[0].strip())
+    if ":" in spec:
+        load_spec(spec)
+
+
 def _typed(value: str, default: Any, key: str) -> Any:
     if isinstance(default, bool):
         if value.lower() not in ("true", "false"):

@@ -115,7 +115,9 @@ def fit_scaler(X: Any, method: ScalingMethod) -> Scaler:
         ``"minmax"`` maps each training column onto ``[0, 1]`` exactly (minimum to
         0, maximum to 1); ``"standard"`` gives zero mean and unit variance
         (population standard deviation); ``"none"`` is the identity. A constant
-        column gets scale 1 and is mapped to 0 by both fitted methods.
+        column gets scale 1 and is mapped to 0 by both fitted methods. Under
+        ``"standard"``, a column whose range is subnormal gets offset its minimum
+        and scale 1 (its mean cannot be represented, so it could not be centred).
 
     Returns
     -------
@@ -148,6 +150,8 @@ def fit_scaler(X: Any, method: ScalingMethod) -> Scaler:
     if method == "minmax":
         offset, scale = low, high - low
     else:
+        # a subnormal range has no representable mean: centring would not centre it
+        constant |= (high - low) < np.finfo(np.float64).tiny
         offset = arr.mean(axis=0)
         offset[constant] = low[constant]
         centred = arr - offset

@@ -14,7 +14,9 @@ Federated Kernel Regularized Least Squares Algorithm" (2024, the FedCG paper):
 - :mod:`fedsec.geometry.completion`: the five completion algorithms the paper
   compares (Alternating Descent, Rank Alternation, semidefinite relaxation,
   OptSpace, Soft-Impute) and the :func:`complete` dispatcher. Each algorithm
-  lives in its own module under :mod:`fedsec.geometry.completers`.
+  lives in its own module under :mod:`fedsec.geometry.completers`;
+- :mod:`fedsec.geometry.problems`: small random problems of that shape, for
+  trying the algorithms (:func:`landmark_problem`).
 
 Examples
 --------
@@ -48,15 +50,18 @@ from fedsec.geometry.edm import (
     procrustes_align,
     squared_distances,
 )
+from fedsec.geometry.problems import LandmarkProblem, landmark_problem
 
 __all__ = [
     "METHODS",
+    "LandmarkProblem",
     "alternating_descent",
     "assemble_edm",
     "classical_mds",
     "complete",
     "edm",
     "is_edm",
+    "landmark_problem",
     "nystrom_completion",
     "optspace",
     "procrustes_align",

@@ -95,12 +95,11 @@ def complete(D: Any, mask: Any, dim: int, method: str, *, rng: np.random.Generat
 
     Examples
     --------
-    >>> from fedsec.geometry import assemble_edm, edm, squared_distances
+    >>> from fedsec.geometry import edm, landmark_problem
     >>> rng = np.random.default_rng(0)
-    >>> X, W = rng.random((30, 2)), rng.random((6, 2))
-    >>> D, mask = assemble_edm(None, squared_distances(X, W), squared_distances(W))
-    >>> D_hat = complete(D, mask, 2, "alternating-descent", rng=rng, max_iter=300)
-    >>> bool(np.allclose(D_hat[:30, :30], edm(X), atol=1e-3))
+    >>> problem = landmark_problem(30, 6, rng=rng)
+    >>> D_hat = complete(problem.D, problem.mask, 2, "alternating-descent", rng=rng, max_iter=300)
+    >>> bool(np.allclose(D_hat[:30, :30], edm(problem.X), atol=1e-3))
     True
     """
     if method not in _FUNCTIONS:

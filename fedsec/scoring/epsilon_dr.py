@@ -26,8 +26,8 @@ import numpy as np
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
+from fedsec.scoring.reconstruction import EpsilonParams
 from fedsec.scoring.rows import feature_targets, matched_errors
-from fedsec.validation import check_float
 
 PAPER = ("Nguyen et al., AutoGAN-based dimension reduction for privacy preservation, "
          "Neurocomputing 384 (2020); Imakura et al., arXiv:2101.11144")
@@ -63,12 +63,8 @@ class EpsilonDR(Scorer):
     paper = PAPER
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
+    class Params(EpsilonParams):
         epsilon: float = 0.1
-
-        def __post_init__(self) -> None:
-            check_float(self.epsilon, owner="scorer 'epsilon-dr'", name="epsilon",
-                        min_value=0.0)
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

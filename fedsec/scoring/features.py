@@ -7,7 +7,6 @@ For attacks that return a party's features in the shard's own row order (FDSKL's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,8 +14,12 @@ import numpy as np
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth, mean_over_targets
-from fedsec.validation import check_float
+from fedsec.scoring.reconstruction import (
+    EpsilonParams,
+    advantage,
+    mean_over_targets,
+    per_target,
+)
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
          "Partitioned Data (Definition 6, Lemma 8)")
@@ -48,30 +51,17 @@ class FeatureRecovery(Scorer):
                "within epsilon, each against the baseline.")
     paper = PAPER
 
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        epsilon: float = 0.05
-
-        def __post_init__(self) -> None:
-            check_float(self.epsilon, owner="scorer 'feature-recovery'", name="epsilon",
-                        min_value=0.0)
+    Params = EpsilonParams
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
         eps = self.params.epsilon
-        per_target: dict[str, dict[str, float]] = {}
-        check_truth(reconstruction.estimates, truth)
-        for key, estimate in reconstruction.estimates.items():
-            target = np.atleast_2d(np.asarray(truth[key], dtype=np.float64))
-            entry = _recovery(np.atleast_2d(np.asarray(estimate, dtype=np.float64)), target, eps)
-            if key in reconstruction.baseline:
-                base = np.atleast_2d(np.asarray(reconstruction.baseline[key], dtype=np.float64))
-                entry.update({f"baseline_{k}": v for k, v in _recovery(base, target, eps).items()})
-            per_target[key] = entry
-        summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
-        summary.update(mean_over_targets(per_target, ("relative_error", "feature_error_mean",
+        targets = per_target(reconstruction, truth, lambda e, t: _recovery(
+            np.atleast_2d(e), np.atleast_2d(t), eps))
+        summary: dict[str, Any] = {"n_targets": len(targets), "epsilon": eps}
+        summary.update(mean_over_targets(targets, ("relative_error", "feature_error_mean",
                                                       "sample_error_mean", "fraction_recovered")))
         error, base = summary["relative_error"], summary["baseline_relative_error"]
         summary["advantage"] = advantage(error, base)
-        summary["per_target"] = per_target
+        summary["per_target"] = targets
         return summary

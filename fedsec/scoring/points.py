@@ -10,7 +10,6 @@ Schönemann 1966), which is the auditor's step, never the attacker's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,8 +19,12 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth, mean_over_targets
-from fedsec.validation import check_float
+from fedsec.scoring.reconstruction import (
+    EpsilonParams,
+    advantage,
+    mean_over_targets,
+    per_target,
+)
 
 
 def distance_error(estimate: np.ndarray, truth: np.ndarray) -> float:
@@ -58,33 +61,17 @@ class PointRecovery(Scorer):
     summary = ("Relative error on the hidden distances, per-point error after Procrustes "
                "alignment, fraction of points within epsilon, each against the baseline.")
 
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        epsilon: float = 0.05
-
-        def __post_init__(self) -> None:
-            check_float(self.epsilon, owner="scorer 'point-recovery'", name="epsilon",
-                        min_value=0.0)
+    Params = EpsilonParams
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
         eps = self.params.epsilon
-        per_target: dict[str, dict[str, float]] = {}
-        check_truth(reconstruction.estimates, truth)
-        for key, estimate in reconstruction.estimates.items():
-            target = np.asarray(truth[key], dtype=float)
-            entry = self._metrics(np.asarray(estimate, dtype=float), target, eps)
-            baseline = reconstruction.baseline.get(key)
-            if baseline is not None:
-                entry.update({f"baseline_{k}": v for k, v in
-                              self._metrics(np.asarray(baseline, dtype=float), target,
-                                            eps).items()})
-            per_target[key] = entry
-        summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
-        summary.update(mean_over_targets(per_target, ("distance_error", "point_error",
+        targets = per_target(reconstruction, truth, lambda e, t: self._metrics(e, t, eps))
+        summary: dict[str, Any] = {"n_targets": len(targets), "epsilon": eps}
+        summary.update(mean_over_targets(targets, ("distance_error", "point_error",
                                                       "fraction_recovered")))
         summary["advantage"] = advantage(summary["point_error"], summary["baseline_point_error"])
-        summary["per_target"] = per_target
+        summary["per_target"] = targets
         return summary
 
     @staticmethod

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,45 @@ def check_truth(keys: Iterable[str], truth: Mapping[str, Any]) -> None:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class EpsilonParams:
+    """The parameter of a scorer counting what is recovered within ``epsilon`` (relative
+    error, or distance after matching), shared by the built-in scorers."""
+
+    epsilon: float = 0.05
+
+    def __post_init__(self) -> None:
+        check_float(self.epsilon, owner="the scorer", name="epsilon", min_value=0.0)
+
+
+def per_target(reconstruction: Reconstruction, truth: Mapping[str, Any],
+               metrics: Callable[[np.ndarray, np.ndarray], dict[str, float]],
+               keys: Iterable[str] | None = None) -> dict[str, dict[str, float]]:
+    """``metrics(estimate, truth)`` for each target, and for its baseline (``baseline_`` names).
+
+    ``keys`` defaults to every estimated target; each is checked against the truth.
+
+    Examples
+    --------
+    >>> from fedsec.outcomes import Reconstruction
+    >>> rec = Reconstruction(attack="demo", threat="server", estimates={"a/x": np.ones(2)},
+    ...                      baseline={"a/x": np.zeros(2)})
+    >>> per_target(rec, {"a/x": np.ones(2)}, lambda e, t: {"error": relative_error(e, t)})
+    {'a/x': {'error': 0.0, 'baseline_error': 1.0}}
+    """
+    keys = list(reconstruction.estimates if keys is None else keys)
+    check_truth(keys, truth)
+    out: dict[str, dict[str, float]] = {}
+    for key in keys:
+        target = np.asarray(truth[key], dtype=np.float64)
+        entry = metrics(np.asarray(reconstruction.estimates[key], dtype=np.float64), target)
+        if key in reconstruction.baseline:
+            base = metrics(np.asarray(reconstruction.baseline[key], dtype=np.float64), target)
+            entry.update({f"baseline_{k}": v for k, v in base.items()})
+        out[key] = entry
+    return out
+
+
 def mean_over_targets(per_target: Mapping[str, Mapping[str, float]],
                       names: Iterable[str]) -> dict[str, float]:
     """Each metric and its ``baseline_`` twin averaged over the targets that have it (NaN: none).
@@ -98,38 +137,26 @@ class ReconstructionError(Scorer):
 
     summary = "Relative error per target, fraction recovered within epsilon, against the baseline."
 
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        epsilon: float = 0.05
-
-        def __post_init__(self) -> None:
-            check_float(self.epsilon, owner="scorer 'reconstruction-error'", name="epsilon",
-                        min_value=0.0)
+    Params = EpsilonParams
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
-        check_truth(sorted(reconstruction.estimates), truth)
         eps = self.params.epsilon
-        per_target: dict[str, dict[str, float]] = {}
-        for key, estimate in reconstruction.estimates.items():
-            target = np.asarray(truth[key], dtype=float)
-            entry = {"relative_error": relative_error(estimate, target)}
-            if key in reconstruction.baseline:
-                entry["baseline_relative_error"] = relative_error(reconstruction.baseline[key],
-                                                                  target)
-            per_target[key] = entry
-        errors = np.array([e["relative_error"] for e in per_target.values()])
-        base = np.array([e["baseline_relative_error"] for e in per_target.values()
+        targets = per_target(reconstruction, truth,
+                             lambda e, t: {"relative_error": relative_error(e, t)},
+                             sorted(reconstruction.estimates))
+        errors = np.array([e["relative_error"] for e in targets.values()])
+        base = np.array([e["baseline_relative_error"] for e in targets.values()
                          if "baseline_relative_error" in e])
         error = float(errors.mean()) if errors.size else float("nan")
         baseline_error = float(base.mean()) if base.size else float("nan")
         return {
-            "n_targets": len(per_target),
+            "n_targets": len(targets),
             "epsilon": eps,
             "relative_error": error,
             "fraction_recovered": float((errors <= eps).mean()) if errors.size else 0.0,
             "baseline_relative_error": baseline_error,
             "advantage": advantage(error, baseline_error),
             "baseline_fraction_recovered": float((base <= eps).mean()) if base.size else 0.0,
-            "per_target": per_target,
+            "per_target": targets,
         }

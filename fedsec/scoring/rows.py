@@ -11,7 +11,6 @@ holding the true records could do), never the attack's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,8 +22,12 @@ from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key, truth_key
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth, mean_over_targets
-from fedsec.validation import check_float
+from fedsec.scoring.reconstruction import (
+    EpsilonParams,
+    advantage,
+    check_truth,
+    mean_over_targets,
+)
 
 SOURCE_ROWS = "shared_rows"
 """A party's private ``value/SOURCE_ROWS``: the record behind each row it shared (the secret
@@ -107,13 +110,7 @@ class MatchedRows(Scorer):
                "re-identification and linked-label accuracy, against the baseline.")
     paper = PAPER
 
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        epsilon: float = 0.05
-
-        def __post_init__(self) -> None:
-            check_float(self.epsilon, owner="scorer 'matched-rows'", name="epsilon",
-                        min_value=0.0)
+    Params = EpsilonParams
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

@@ -17,7 +17,6 @@ a sample are kept and reused when it is picked again (Algorithm 2, line 4).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from fedsec.backends import prg
 from fedsec.errors import ValidationError
-from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.interfaces import CentralizedProtocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl import tags
@@ -34,7 +33,6 @@ from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
-    from fedsec.federation import Federation
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
          "Partitioned Data, 2020")
@@ -182,26 +180,15 @@ def reference_outcome(params: DSGParams, train_set: Dataset, test: Dataset, seed
 
 
 @register("protocol", "dsg")
-class DSG(Protocol):
+class DSG(CentralizedProtocol):
     """Centralized DSG: one site holds every row and feature; no message is sent."""
 
     summary = "Centralized doubly stochastic kernel learning, constant step (FDSKL's reference)."
     paper = PAPER
-    partition_kinds = ("horizontal",)
-    default_partition = "horizontal:parties=1"
     default_dataset = "breast_cancer"
-    requires = frozenset()
-    exposes = frozenset()
-    uses_backend = False
-    backend_note = "it is centralized: one party holds everything"
+    instead = "fdskl on a vertical partition"
     renamed_tags = tags.RENAMED
     Params = DSGParams
 
-    def run(self, federation: Federation, backend: MaskingBackend,
-            defenses: Sequence[Defense] = ()) -> Outcome:
-        party, pooled = federation.pooled("DSG", "fdskl on a vertical partition")
-        with federation.network.compute(party.name):
-            return reference_outcome(self.params, pooled, federation.test, federation.seed)
-
-    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+    def solve(self, train: Dataset, test: Dataset, seed: int) -> Outcome:
         return reference_outcome(self.params, train, test, seed)

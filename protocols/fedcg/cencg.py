@@ -8,12 +8,11 @@ reach the same ``alpha`` from the same landmarks and starting point.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.interfaces import CentralizedProtocol, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
 from fedsec.protocols.fedcg.setup import SERVER, FedCGParams, Shared, centralized_shared, evaluate
@@ -21,7 +20,6 @@ from fedsec.registry import register
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
-    from fedsec.federation import Federation
 
 PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
          "Algorithm, 2024")
@@ -65,28 +63,17 @@ def reference_outcome(params: FedCGParams, train: Dataset, test: Dataset,
 
 
 @register("protocol", "cencg")
-class CenCG(Protocol):
+class CenCG(CentralizedProtocol):
     """Centralized CG: one site holds every row and feature; no message is sent."""
 
     summary = "Centralized conjugate-gradient RRLS (the reference for FedCG)."
     paper = PAPER
-    partition_kinds = ("horizontal",)
-    default_partition = "horizontal:parties=1"
     default_dataset = "ionosphere"
-    requires = frozenset()
-    exposes = frozenset()
-    uses_backend = False
-    backend_note = "it is centralized: one party holds everything"
+    instead = "fedcg-naive/fedcg-secure"
     renamed_tags = tags.RENAMED
     Params = FedCGParams
 
-    def run(self, federation: Federation, backend: MaskingBackend,
-            defenses: Sequence[Defense] = ()) -> Outcome:
-        party, train = federation.pooled("CenCG", "fedcg-naive/fedcg-secure")
-        with federation.network.compute(party.name):
-            return reference_outcome(self.params, train, federation.test, federation.seed)
-
-    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+    def solve(self, train: Dataset, test: Dataset, seed: int) -> Outcome:
         return reference_outcome(self.params, train, test, seed)
 
 

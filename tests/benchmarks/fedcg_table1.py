@@ -52,7 +52,7 @@ def main() -> None:
                         continue
                 result = run(config)
                 acc[protocol].append(result.outcome.metrics["accuracy"])
-                gaps.append(result.record["comparison"]["values"]["alpha"]["max_rel_diff"])
+                gaps.append(result.record.comparison.values["alpha"].max_rel_diff)
                 epochs.append(result.outcome.metrics["epochs"])
                 if protocol == "fedcg-naive":
                     acc["cencg"].append(result.reference.metrics["accuracy"])

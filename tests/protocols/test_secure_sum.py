@@ -27,7 +27,7 @@ def test_local_statistic_and_pooled_moments_match_numpy() -> None:
 def test_federated_sum_equals_centralized(statistic: str) -> None:
     result = run(RunConfig(protocol="secure-sum", dataset="wine",
                            partition="horizontal:parties=4", params={"statistic": statistic}))
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     np.testing.assert_allclose(result.outcome.values["sum"], result.reference.values["sum"],
                                rtol=1e-12)
 
@@ -44,7 +44,7 @@ def test_readout_recovers_every_contribution_under_plain() -> None:
 @pytest.mark.parametrize("backend", ["noise", "paillier", "ckks"])
 def test_readout_falls_to_baseline_under_protecting_backends(backend: str) -> None:
     result = run(RunConfig(protocol="secure-sum", dataset="iris", backend=backend))
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     view = build_view(result.transcript, "aggregator", result.private)
     reconstruction = ContributionReadout().run(view)
     assert reconstruction.info["opaque"] == 5 and reconstruction.info["readable"] == 0
@@ -57,7 +57,7 @@ def test_gaussian_noise_trades_accuracy_for_leakage() -> None:
     plain = run(RunConfig(protocol="secure-sum", dataset="iris"))
     noisy = run(RunConfig(protocol="secure-sum", dataset="iris",
                           defenses=[("gaussian-noise", {"sigma": 5.0})]))
-    assert not noisy.record["comparison"]["agrees"]  # the sum is perturbed
+    assert not noisy.record.comparison.agrees  # the sum is perturbed
     view = build_view(noisy.transcript, "aggregator", noisy.private)
     scores = ReconstructionError().score(ContributionReadout().run(view), noisy.private)
     plain_view = build_view(plain.transcript, "aggregator", plain.private)

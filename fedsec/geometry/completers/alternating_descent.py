@@ -95,12 +95,11 @@ def alternating_descent(
 
     Examples
     --------
-    >>> from fedsec.geometry import assemble_edm, squared_distances
+    >>> from fedsec.geometry import landmark_problem
     >>> rng = np.random.default_rng(0)
-    >>> X, W = rng.random((30, 2)), rng.random((5, 2))
-    >>> D, mask = assemble_edm(None, squared_distances(X, W), squared_distances(W))
-    >>> D_hat = alternating_descent(D, mask, 2, rng=rng)
-    >>> bool(np.linalg.norm(D_hat[:30, :30] - edm(X)) < 1e-3 * np.linalg.norm(edm(X)))
+    >>> problem = landmark_problem(30, 5, rng=rng)
+    >>> D_hat = alternating_descent(problem.D, problem.mask, 2, rng=rng)
+    >>> bool(problem.error(D_hat) < 1e-3)
     True
     """
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(

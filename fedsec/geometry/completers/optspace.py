@@ -103,12 +103,11 @@ def optspace(
 
     Examples
     --------
-    >>> from fedsec.geometry import assemble_edm, edm, squared_distances
+    >>> from fedsec.geometry import landmark_problem
     >>> rng = np.random.default_rng(0)
-    >>> X, W = rng.random((30, 2)), rng.random((6, 2))
-    >>> D, mask = assemble_edm(None, squared_distances(X, W), squared_distances(W))
-    >>> D_hat = optspace(D, mask, 2, rng=rng)
-    >>> bool(np.linalg.norm(D_hat[:30, :30] - edm(X)) < 0.1 * np.linalg.norm(edm(X)))
+    >>> problem = landmark_problem(30, 6, rng=rng)
+    >>> D_hat = optspace(problem.D, problem.mask, 2, rng=rng)
+    >>> bool(problem.error(D_hat) < 0.1)
     True
     """
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(

@@ -117,12 +117,11 @@ def semidefinite_relaxation(
 
     Examples
     --------
-    >>> from fedsec.geometry import assemble_edm, edm, squared_distances
+    >>> from fedsec.geometry import landmark_problem
     >>> rng = np.random.default_rng(0)
-    >>> X, W = rng.random((20, 2)), rng.random((5, 2))
-    >>> D, mask = assemble_edm(None, squared_distances(X, W), squared_distances(W))
-    >>> D_hat = semidefinite_relaxation(D, mask, 2, rng=rng)
-    >>> bool(np.linalg.norm(D_hat[:20, :20] - edm(X)) < 0.01 * np.linalg.norm(edm(X)))
+    >>> problem = landmark_problem(20, 5, rng=rng)
+    >>> D_hat = semidefinite_relaxation(problem.D, problem.mask, 2, rng=rng)
+    >>> bool(problem.error(D_hat) < 0.01)
     True
     """
     import cvxpy as cp

@@ -101,12 +101,11 @@ def soft_impute(
 
     Examples
     --------
-    >>> from fedsec.geometry import assemble_edm, edm, squared_distances
+    >>> from fedsec.geometry import landmark_problem
     >>> rng = np.random.default_rng(0)
-    >>> X, W = rng.random((10, 2)), rng.random((20, 2))
-    >>> D, mask = assemble_edm(None, squared_distances(X, W), squared_distances(W))
-    >>> D_hat = soft_impute(D, mask, 2, rng=rng)
-    >>> bool(np.linalg.norm(D_hat[:10, :10] - edm(X)) < 0.1 * np.linalg.norm(edm(X)))
+    >>> problem = landmark_problem(10, 20, rng=rng)
+    >>> D_hat = soft_impute(problem.D, problem.mask, 2, rng=rng)
+    >>> bool(problem.error(D_hat) < 0.1)
     True
     """
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(

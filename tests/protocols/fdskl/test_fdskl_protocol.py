@@ -28,7 +28,7 @@ def gap(result) -> float:
 def test_fdskl_reaches_the_dsg_alphas(offsets: str) -> None:
     result = fdskl(offsets=offsets)
     assert gap(result) < 1e-12
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     assert result.outcome.metrics["accuracy"] == result.reference.metrics["accuracy"]
 
 
@@ -49,7 +49,7 @@ def test_several_active_workers_structures_kernels_and_losses(partition: str, pa
 
 def test_dsg_alone_matches_its_reference_and_learns_breast_cancer() -> None:
     result = run(RunConfig(protocol="dsg", dataset="breast_cancer", params={"n_iterations": 600}))
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     assert result.outcome.metrics["accuracy"] > 0.9
 
 
@@ -110,5 +110,5 @@ def test_bad_configurations_are_refused() -> None:
 
 def test_star_runs_without_offsets() -> None:
     result = fdskl(structure="star", offsets="none", n_iterations=100)
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     assert {m.receiver for m in result.transcript.select(tag=tags.PARTIAL_DOT)} == {"party1"}

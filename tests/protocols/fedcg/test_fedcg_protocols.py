@@ -25,7 +25,7 @@ def test_federated_reaches_the_cencg_solution(protocol: str, backend: str) -> No
     result = run(RunConfig(protocol=protocol, dataset="wine", backend=backend,
                            partition="hybrid:cohorts=2,groups=3,centres=per-cohort"))
     assert alpha_gap(result) <= 1e-8
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     assert np.array_equal(np.argmax(result.outcome.values["test_scores"], axis=1),
                           np.argmax(result.reference.values["test_scores"], axis=1))
     assert result.outcome.metrics["accuracy"] == result.reference.metrics["accuracy"]
@@ -51,12 +51,12 @@ def test_naive_uploads_blocks_and_masks_labels() -> None:
     blocks = t.select(tag=tags.KERNEL_BLOCK)
     assert len(blocks) == 6 and all(m.receiver == "server" for m in blocks)
     assert {m.protection for m in t.select(tag=tags.MASKED_LABELS)} == {"noise"}
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
 
 
 def test_cencg_runs_alone_and_refuses_a_federation() -> None:
     alone = run(RunConfig(protocol="cencg", dataset="iris"))
-    assert len(alone.transcript) == 0 and alone.record["comparison"]["agrees"]
+    assert len(alone.transcript) == 0 and alone.record.comparison.agrees
     with pytest.raises(ValidationError, match="CenCG is centralized"):
         run(RunConfig(protocol="cencg", dataset="iris", partition="horizontal:parties=2"))
 
@@ -72,10 +72,10 @@ def test_defences_change_the_configuration() -> None:
                            defenses=[("random-landmarks", {"method": "N"}),
                                      ("few-landmarks", {"m": 8}),
                                      ("random-kernel-width", {"jitter": 0.5})]))
-    params = result.record["protocol"]["params"]
+    params = result.record.protocol["params"]
     assert (params["landmark_method"], params["n_landmarks"], params["gamma_jitter"]) == (
         "N", 8, 0.5)
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     with pytest.raises(ValidationError, match="does not apply to protocol 'secure-sum'"):
         run(RunConfig(protocol="secure-sum", defenses=[("few-landmarks", {})]))
 

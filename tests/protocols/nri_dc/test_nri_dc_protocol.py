@@ -65,7 +65,7 @@ def test_collaboration_is_close_to_central_and_beats_local(nri_dc: NriDc) -> Non
     result = nri_dc()
     metrics = result.outcome.metrics
     central = result.reference.metrics["roc_auc"]
-    assert result.record["comparison"]["agrees"]
+    assert result.record.comparison.agrees
     assert abs(metrics["roc_auc"] - central) < 0.05
     assert metrics["roc_auc"] > metrics["local_roc_auc"]
     assert metrics["n_workers"] == 13 and metrics["n_components"] == 6

@@ -1,0 +1,133 @@
+"""Checks of a scenario as a whole: every run of its grid planned, attacks and threat models
+against the protocols they face. Each check appends readable problems to a list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from fedsec import registry
+from fedsec.audit.grid import AttackSpec, Cell
+from fedsec.errors import FedsecError
+from fedsec.interfaces import Attack, Protocol
+from fedsec.plan import RunConfig, plan
+from fedsec.plugin_registry import SearchPath
+from fedsec.threat import ThreatModel
+
+
+def lookup(kind: str, name: str, problems: list[str] | None = None, *,
+           search: SearchPath = ()) -> Any:
+    """The class ``name`` of ``kind``, or None (the reason appended to ``problems``, if given)."""
+    try:
+        return registry.get(kind, name, search=search)
+    except FedsecError as error:
+        if problems is not None:
+            problems.append(str(error))
+        return None
+
+
+def check_dataset(dataset: Any, problems: list[str]) -> None:
+    """A dataset name (with its options) that exists."""
+    from fedsec.data import check_spec
+
+    if dataset is None:
+        problems.append("audit.dataset is missing")
+        return
+    try:
+        check_spec(str(dataset))
+    except FedsecError as error:
+        problems.append(f"{error} (or name a .csv path)" if "Unknown dataset" in str(error)
+                        else str(error))
+
+
+def check_runs(cells: Iterable[Cell], *, partition: str | Mapping[str, Any] | None,
+               backend_params: Mapping[str, Any], search: SearchPath,
+               problems: list[str]) -> None:
+    """Plan every distinct run of the grid (seeds and datasets aside) as ``fedsec run`` would.
+
+    Each distinct problem is reported once, with the first configuration that meets it.
+    """
+    seen: set[str] = set()
+    planned: set[str] = set()
+    for cell in cells:
+        if cell.configuration in planned:
+            continue
+        planned.add(cell.configuration)
+        config = RunConfig(protocol=cell.protocol, partition=partition, backend=cell.backend,
+                           backend_params=dict(backend_params),
+                           defenses=[cell.defense] if cell.defense else [],
+                           params=dict(cell.params), search_path=tuple(search))
+        try:
+            plan(config, check_data=False)
+        except FedsecError as error:
+            if str(error) not in seen:
+                seen.add(str(error))
+                problems.append(f"{cell.configuration}: {error}")
+
+
+def check_defenses_apply(defenses: Sequence[tuple[str, Mapping[str, Any]]],
+                         protocols: Sequence[type[Protocol]], *, search: SearchPath,
+                         problems: list[str]) -> None:
+    """A defence that applies to none of the protocols would add no cell."""
+    names = {cls.name for cls in protocols}
+    for defense in sorted({name for name, _ in defenses}):
+        dcls = lookup("defense", defense, search=search)
+        if dcls is not None and dcls.protocols and not (dcls.protocols & names):
+            problems.append(f"defence {defense!r} applies to none of the protocols "
+                            f"({', '.join(sorted(names))}); it applies to "
+                            f"{', '.join(sorted(dcls.protocols))}")
+
+
+def check_attacks_apply(attacks: Sequence[AttackSpec], protocols: Sequence[type[Protocol]], *,
+                        search: SearchPath, problems: list[str]) -> None:
+    """An attack must apply to at least one protocol (:meth:`Attack.applies_to`)."""
+    for attack in attacks:
+        acls = lookup("attack", attack.name, search=search)
+        if acls is None or not protocols:
+            continue
+        if not any(acls.applies_to(cls) for cls in protocols):
+            problems.append(f"attack {attack.name!r} applies to none of the protocols: "
+                            + "; ".join(why_not(acls, cls) for cls in protocols))
+
+
+def why_not(attack_cls: type[Attack], protocol_cls: type[Protocol]) -> str:
+    """Why an attack does not apply to a protocol's transcripts, from the tags both declare."""
+    exposes = set(protocol_cls.exposes)
+    missing = set(attack_cls.needs_tags) - exposes
+    if missing:
+        return (f"{protocol_cls.name} exposes no {', '.join(sorted(missing))} "
+                f"(it exposes {', '.join(sorted(exposes)) or 'nothing'})")
+    if attack_cls.needs_any_tags and not attack_cls.needs_any_tags & exposes:
+        return f"{protocol_cls.name} exposes none of {', '.join(sorted(attack_cls.needs_any_tags))}"
+    return f"{attack_cls.name} declares it does not apply to {protocol_cls.name}"
+
+
+def check_threats(protocols: Mapping[str, type[Protocol]], dataset: Any, partition: Any,
+                  attacks: Sequence[AttackSpec], problems: list[str]) -> None:
+    """Threat models must name parties that exist in the runs' partitions."""
+    if dataset is None or not attacks:
+        return
+    from fedsec.data import load_spec
+    from fedsec.partition import parse_partition
+    from fedsec.seeding import generator
+
+    try:
+        data = load_spec(str(dataset))
+    except FedsecError:
+        return
+    for name, cls in protocols.items():
+        try:
+            spec = parse_partition(partition or cls.default_partition)
+            layout = spec.apply(n_samples=data.n_samples, feature_groups=data.feature_groups,
+                                y=data.y if data.task != "regression" else None,
+                                cohorts=data.cohorts, rng=generator(0, "partition"),
+                                coordinators=cls.coordinators)
+        except FedsecError as error:
+            problems.append(f"protocol {name!r}: partition: {error}")
+            continue
+        for attack in attacks:
+            for threat in attack.threats:
+                try:
+                    ThreatModel.parse(threat).check_parties(layout.parties)
+                except FedsecError as error:
+                    problems.append(f"attacks ({attack.name}) as {threat!r} on {name}: {error}")

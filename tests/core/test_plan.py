@@ -1,0 +1,80 @@
+"""A run in two steps: the plan checks everything without data; the record is typed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from unittest.mock import patch
+
+import pytest
+
+from fedsec.errors import CapabilityError, FedsecError, UnknownNameError, ValidationError
+from fedsec.plan import RunConfig, plan
+from fedsec.results import RESULT_FILE, Comparison, RunRecord
+from fedsec.runner import execute, run
+
+
+@pytest.mark.parametrize(("config", "error", "needle"), [
+    (RunConfig(protocol="secure-sum", params={"statistic": "median"}), ValidationError,
+     "statistic"),
+    (RunConfig(protocol="nri-dc", backend="ckks"), CapabilityError, "would change nothing"),
+    (RunConfig(protocol="secure-sum", dataset="irris"), UnknownNameError, "Valid dataset names"),
+    (RunConfig(protocol="secure-sum", partition="vertical:parties=2"), ValidationError,
+     "horizontal"),
+    (RunConfig(protocol="secure-sum", defenses=[("random-landmarks", {})]), ValidationError,
+     "does not apply to protocol 'secure-sum'"),
+    (RunConfig(protocol="secure-sum", backend="rot13"), UnknownNameError, "Valid backend names"),
+])
+def test_the_plan_refuses_a_bad_run_without_loading_data(config: RunConfig,
+                                                         error: type[FedsecError],
+                                                         needle: str) -> None:
+    with patch("fedsec.data.load_spec", side_effect=AssertionError("data loaded")), \
+            pytest.raises(error, match=needle):
+        plan(config)
+
+
+def test_the_plan_builds_what_the_run_uses() -> None:
+    checked = plan(RunConfig(protocol="fedcg-secure", backend="noise", params={"n_landmarks": 4},
+                             defenses=[("random-landmarks", {"method": "N"})], test_size=30))
+    assert checked.protocol.params.n_landmarks == 4
+    assert [d.name for d in checked.defenses] == ["random-landmarks"]
+    assert checked.backend.name == "noise" and checked.test_size == 30
+    assert checked.partition.kind in checked.protocol.partition_kinds
+
+
+def test_execute_of_a_plan_is_the_run(tmp_path: Path) -> None:
+    config = RunConfig(protocol="secure-sum", dataset="iris", seed=4)
+    planned = execute(plan(config), tmp_path)
+    direct = run(config)
+    assert planned.transcript.footer == direct.transcript.footer
+    record = planned.record
+    assert isinstance(record, RunRecord) and isinstance(record.comparison, Comparison)
+    assert record.comparison.agrees and record.comparison.worst <= record.comparison.rtol
+    assert record.transcript.messages == len(planned.transcript)
+    written = json.loads((tmp_path / RESULT_FILE).read_text(encoding="utf-8"))
+    assert written == json.loads(json.dumps(record.to_json()))
+    assert written["comparison"]["agrees"] is True and written["dataset"]["name"] == "iris"
+    assert written["metrics"]["federated"] == dict(record.federated_metrics)
+
+
+def test_a_module_class_is_found_on_the_search_path_without_editing_sys_path(
+        tmp_path: Path) -> None:
+    (tmp_path / "fedsec_test_user_defences.py").write_text(textwrap.dedent('''
+        from fedsec.interfaces import Defense
+
+        class Nothing(Defense):
+            """Changes nothing."""
+    '''))
+    before = list(sys.path)
+    name = "fedsec_test_user_defences:Nothing"
+    try:
+        with pytest.raises(ValidationError, match="Cannot import 'fedsec_test_user_defences'"):
+            plan(RunConfig(protocol="secure-sum", defenses=[(name, {})]))
+        checked = plan(RunConfig(protocol="secure-sum", defenses=[(name, {})],
+                                 search_path=(tmp_path,)))
+        assert type(checked.defenses[0]).__module__ == "fedsec_test_user_defences"
+        assert sys.path == before
+    finally:
+        sys.modules.pop("fedsec_test_user_defences", None)
