@@ -100,7 +100,8 @@ class Federation:
         return [p for p in self.parties.values() if p.shard is not None]
 
     def pooled(self, who: str, instead: str) -> tuple[Party, Dataset]:
-        """The one party of a centralized reference and its data, in the training set's order.
+        """The one party of a centralized reference and its data, in the training set's order
+        (with the test set's feature groups when the party holds every column).
 
         ``who`` names the protocol and ``instead`` the federated alternative for
         the error raised when more than one party holds data.
@@ -127,8 +128,11 @@ class Federation:
                 "has none."
             )
         order = np.argsort(cell.rows)  # the training set's row order
+        groups = (self.test.feature_groups
+                  if np.array_equal(cell.columns, np.arange(self.test.n_features)) else {})
         return party, Dataset(name="pooled", X=cell.X[order], y=cell.y[order],
-                              task=self.test.task, class_names=self.test.class_names)
+                              task=self.test.task, class_names=self.test.class_names,
+                              feature_groups=groups)
 
     def share_key(
         self, owner: str, key_id: str, material: bytes, *, to: Iterable[str] = (),

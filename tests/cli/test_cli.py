@@ -145,7 +145,8 @@ def test_list_kinds() -> None:
                    "pima"):
         assert needle in proc.stdout
     data = json.loads(fedsec("list", "protocols", "--json").stdout)
-    assert [d["name"] for d in data][-1] == "secure-sum"
-    assert "sum" in data[-1]["capabilities"]["requires"]
+    by_name = {d["name"]: d for d in data}
+    assert [d["name"] for d in data] == sorted(by_name)
+    assert "sum" in by_name["secure-sum"]["capabilities"]["requires"]
     bad = fedsec("list", "gizmos")
     assert bad.returncode == 2 and "Valid kind names" in bad.stderr

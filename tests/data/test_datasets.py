@@ -124,6 +124,17 @@ def test_mfeat_views_are_ordered_feature_groups():
     np.testing.assert_array_equal(ds.y, np.repeat(np.arange(10), 200))
 
 
+def test_mfeat_takes_any_subset_of_its_views_in_the_order_given():
+    full = load("mfeat")
+    three = load_spec("mfeat:views=zer+fou+mor")
+    assert list(three.feature_groups) == ["zer", "fou", "mor"] and three.n_features == 129
+    np.testing.assert_array_equal(three.X[:, :47], full.X[:, full.feature_groups["zer"]])
+    assert three.name == "mfeat:views=zer+fou+mor"
+    for bad in ("fou+fou", "fou+nope", ""):
+        with pytest.raises(ValidationError, match="distinct view names"):
+            load("mfeat", views=bad)
+
+
 def test_nutrimouse_groups_and_targets():
     genotype = load("nutrimouse")
     diet = load("nutrimouse", target="diet")

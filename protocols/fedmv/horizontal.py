@@ -1,0 +1,167 @@
+"""H-FedMV (Algorithm 3): each client holds every view of its own samples.
+
+Each round the server broadcasts the views' weights ``{W_k}``; each client runs MVL on its
+own rows from them (``local_rounds`` rounds of block updates, from ``Z_k = X_k W_k``) and
+returns ``{W_k^l}``; the server averages them with weights ``N_l / N``. The average is a
+weighted secure sum: each client's ``[N_l, N_l W^l]`` goes through the backend's sum, so
+under ``noise``, ``paillier`` or ``ckks`` the server sees only the total; the broadcast
+weights cannot be protected (every client needs them in the clear). The paper runs 20 rounds.
+
+The result is not the centralized MVL on pooled rows: the run's comparison with ``mvl``
+reports the gap, it does not require agreement. The objective is jointly convex, so a local
+loop run to convergence ends at the client's own optimum whatever the server broadcast:
+``local_change`` measures it (the largest relative change of any client's local weights
+between the last two rounds; ~0 means the rounds after the first change nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fedsec.backends.primitives import secure_sum
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.outcomes import Outcome
+from fedsec.protocols.fedmv import maths, tags
+from fedsec.protocols.fedmv.setup import (
+    DEFAULT_DATASET,
+    PAPER,
+    SERVER,
+    MVLParams,
+    centralized,
+    classification_metrics,
+    initial_weights,
+    view_columns,
+)
+from fedsec.registry import register
+from fedsec.validation import check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation
+
+
+@dataclass(frozen=True, kw_only=True)
+class HFedMVParams(MVLParams):
+    """MVL's parameters, plus ``rounds`` (server rounds; the paper: 20) and ``local_rounds``
+    (each client's block-update rounds per server round; 0: MVL's ``max_rounds``, i.e. run
+    to the local tolerance)."""
+
+    rounds: int = 20
+    local_rounds: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_int(self.rounds, owner="protocol 'h-fedmv'", name="rounds", min_value=1)
+        check_int(self.local_rounds, owner="protocol 'h-fedmv'", name="local_rounds",
+                  min_value=0)
+
+
+@register("protocol", "h-fedmv")
+class HFedMV(Protocol):
+    """Horizontal federated multi-view learning: clients hold all views of their own rows."""
+
+    summary = ("Horizontal federated MVL: clients fit MVL locally from the broadcast weights; "
+               "the server averages them (a weighted secure sum).")
+    paper = PAPER
+    partition_kinds = ("horizontal",)
+    default_partition = "horizontal:parties=4"
+    default_dataset = DEFAULT_DATASET
+    coordinators = ((SERVER, "server"),)
+    requires = frozenset({"sum"})
+    exposes = frozenset({tags.GLOBAL_WEIGHTS, tags.LOCAL_WEIGHTS})
+    renamed_tags = tags.RENAMED
+    Params = HFedMVParams
+
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        """No agreement is claimed: averaging local optima is not the pooled optimum."""
+        return float("inf")
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        p = self.params
+        net = federation.network
+        test = federation.test
+        if test is None:
+            raise ValidationError("h-fedmv evaluates on the run's test rows and needs them.")
+        views = view_columns(test.feature_groups)
+        clients = federation.data_parties()
+        if any(c.shard is None or c.shard.y is None for c in clients):
+            raise ValidationError("h-fedmv needs every client to hold the labels of its rows.")
+        names = [c.name for c in clients]
+        C = len(test.class_names)
+        shapes = [(len(cols), C) for cols in views.values()]
+        settings = p.settings
+        if p.local_rounds:
+            settings = maths.Settings(tol=p.tol, max_rounds=p.local_rounds,
+                                      inner_tol=p.inner_tol, max_inner=p.max_inner, eps=p.eps)
+        zetas = [p.zeta] * len(views)
+        Ws = [initial_weights(federation.seed, v, d, C) for v, (d, _) in zip(views, shapes,
+                                                                            strict=True)]
+        meta = {tags.VIEWS: list(views), tags.SHAPES: [list(s) for s in shapes]}
+        previous: dict[str, np.ndarray] = {}
+        local_change = float("nan")
+        for round_ in range(1, p.rounds + 1):
+            with net.stage("train", round=round_):
+                received = net.broadcast(SERVER, names, tags.GLOBAL_WEIGHTS, _flatten(Ws),
+                                         meta=meta)
+                vectors, changes = {}, []
+                for client in clients:
+                    with net.compute(client.name):
+                        flat = _local_fit(client.shard, views, received[client.name], shapes,
+                                          C, p, zetas, settings)
+                        if client.name in previous:
+                            changes.append(float(np.linalg.norm(flat - previous[client.name])
+                                                 / max(np.linalg.norm(previous[client.name]),
+                                                       maths.TINY)))
+                        previous[client.name] = flat
+                        n_rows = float(client.shard.n_rows)  # type: ignore[union-attr]
+                        vectors[client.name] = np.concatenate([[n_rows], n_rows * flat])
+                total = secure_sum(federation, backend, vectors, SERVER, tag=tags.LOCAL_WEIGHTS,
+                                   meta=meta)
+                with net.compute(SERVER):
+                    Ws = _unflatten(total[1:] / total[0], shapes)
+                local_change = max(changes) if changes else float("nan")
+        for client in clients:
+            client.private["local_W"] = previous[client.name]
+        scores = maths.predict([test.X[:, cols] for cols in views.values()], Ws, zetas,
+                               tol=p.test_tol, max_iter=p.max_test_steps)
+        metrics: dict[str, Any] = classification_metrics(test.y, scores)
+        metrics.update(rounds=p.rounds, local_change=local_change, clients=len(clients))
+        values = {f"W/{view}": W for view, W in zip(views, Ws, strict=True)}
+        values["test_scores"] = scores
+        return Outcome(metrics=metrics, values=values)
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return centralized(self.params, train, test, seed)
+
+
+def _local_fit(shard: Any, views: dict[str, np.ndarray], flat: np.ndarray,
+               shapes: list[tuple[int, int]], n_classes: int, p: MVLParams,
+               zetas: list[float], settings: maths.Settings) -> np.ndarray:
+    """One client's MVL on its rows from the broadcast weights; its weights, flattened."""
+    Xs = [shard.X[:, cols] for cols in views.values()]
+    Y = maths.one_hot(shard.y, n_classes)
+    Ws = _unflatten(flat, shapes)
+    Zs = [X @ W for X, W in zip(Xs, Ws, strict=True)]
+    Z = maths.consensus(sum(z * Zk for z, Zk in zip(zetas, Zs, strict=True)), float(sum(zetas)),
+                        p.eta, Y)
+    fit = maths.fit_mvl(Xs, Y, betas=[p.beta] * len(Xs), zetas=zetas, eta=p.eta, Ws=Ws, Zs=Zs,
+                        Z=Z, settings=settings)
+    return _flatten(fit.Ws)
+
+
+def _flatten(Ws: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate([np.asarray(W).ravel() for W in Ws])
+
+
+def _unflatten(flat: np.ndarray, shapes: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+    out, start = [], 0
+    for rows, cols in shapes:
+        out.append(np.asarray(flat[start:start + rows * cols]).reshape(rows, cols).copy())
+        start += rows * cols
+    return out

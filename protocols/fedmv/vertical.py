@@ -1,0 +1,197 @@
+"""MVL (Algorithm 1, centralized) and V-FedMV (Algorithm 2: one client per view).
+
+V-FedMV: client k holds view k of every sample (training and test rows), the server holds
+``Y``. Each round the server sends the consensus ``Z``; each client updates ``W_k`` (IRLS)
+and ``Z_k`` locally and returns ``zeta_k`` and ``Z_k``; the server updates ``Z``. The test
+phase exchanges ``Z_k^test`` and ``Z^test`` until the consensus settles. The updates are
+exactly the centralized ones, so the run equals ``mvl`` for the same seed (same starting
+points, drawn from the run's seed per view).
+
+Protection: the server needs only ``sum_k zeta_k Z_k`` and ``sum_k zeta_k``, so each client's
+``[zeta_k, zeta_k Z_k]`` goes through the backend's secure sum. Under ``plain`` (the paper's
+setting) every ``Z_k`` is readable, which is what the attacks test; under ``noise``,
+``paillier`` or ``ckks`` the server sees only the sum over views. ``Z`` and ``Z^test`` go back
+in the clear: every client needs them. The labels reach the server once, in the clear, from
+the client the partition gives them to (``fedmv.labels``): the paper's server simply holds
+them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fedsec.backends.primitives import secure_sum
+from fedsec.errors import ValidationError
+from fedsec.interfaces import CentralizedProtocol, Defense, MaskingBackend, Protocol
+from fedsec.outcomes import Outcome
+from fedsec.protocols.fedmv import maths, tags
+from fedsec.protocols.fedmv.setup import (
+    DEFAULT_DATASET,
+    PAPER,
+    SERVER,
+    MVLParams,
+    centralized,
+    classification_metrics,
+    initial_consensus,
+    initial_estimate,
+    initial_weights,
+    view_columns,
+)
+from fedsec.registry import register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data import Dataset
+    from fedsec.federation import Federation, Party
+
+TINY = maths.TINY
+
+
+@register("protocol", "mvl")
+class MVL(CentralizedProtocol):
+    """Centralized multi-view learning: one site holds every view of every sample."""
+
+    summary = "Centralized multi-view learning (l2,1 view weights, consensus Z): FedMV's reference."
+    paper = PAPER
+    default_dataset = DEFAULT_DATASET
+    instead = "v-fedmv (one client per view) or h-fedmv (clients holding rows)"
+    Params = MVLParams
+
+    def solve(self, train: Dataset, test: Dataset, seed: int) -> Outcome:
+        return centralized(self.params, train, test, seed)
+
+
+@register("protocol", "v-fedmv")
+class VFedMV(Protocol):
+    """Vertical federated multi-view learning: each client holds one view of every sample."""
+
+    summary = ("Vertical federated MVL: clients send zeta_k and Z_k (through the backend's sum), "
+               "the server holding Y returns the consensus Z.")
+    paper = PAPER
+    partition_kinds = ("vertical",)
+    default_partition = "vertical:by=groups"
+    default_dataset = DEFAULT_DATASET
+    coordinators = ((SERVER, "server"),)
+    requires = frozenset({"sum"})
+    exposes = frozenset({tags.LABELS, tags.CONSENSUS, tags.VIEW_ESTIMATE, tags.TEST_ESTIMATE,
+                         tags.TEST_CONSENSUS})
+    renamed_tags = tags.RENAMED
+    Params = MVLParams
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        p = self.params
+        net = federation.network
+        test = federation.test
+        if test is None:
+            raise ValidationError("v-fedmv has a test phase and needs the run's test rows.")
+        views = view_columns(test.feature_groups)
+        clients = self._clients(federation, views)
+        names = [c.name for c in clients]
+        holder = next(c for c in clients if c.shard is not None and c.shard.y is not None)
+        C = len(test.class_names)
+        N = clients[0].shard.n_rows  # type: ignore[union-attr]
+        zeta = p.zeta
+        with net.stage("setup", round=0):
+            with net.compute(holder.name):
+                labels = maths.one_hot(holder.shard.y, C)  # type: ignore[union-attr]
+            Y = net.send(holder.name, SERVER, tags.LABELS, labels)
+            Z = initial_consensus(federation.seed, N, C)
+            state = {}
+            for client, view in zip(clients, views, strict=True):
+                with net.compute(client.name):
+                    X = client.shard.X  # type: ignore[union-attr]
+                    state[client.name] = {
+                        "X": X, "gram": X.T @ X,
+                        "W": initial_weights(federation.seed, view, X.shape[1], C),
+                        "Z": initial_estimate(federation.seed, view, N, C)}
+        rounds, converged = 0, False
+        for round_ in range(1, p.max_rounds + 1):
+            rounds = round_
+            with net.stage("train", round=round_):
+                received = net.broadcast(SERVER, names, tags.CONSENSUS, Z)
+                vectors = {}
+                for client in clients:
+                    s = state[client.name]
+                    with net.compute(client.name):
+                        s["W"], _ = maths.irls_weights(
+                            s["X"], s["Z"], p.beta, s["W"], eps=p.eps, tol=p.inner_tol,
+                            max_iter=p.max_inner, gram=s["gram"])
+                        s["Z"] = maths.view_estimate(s["X"] @ s["W"], received[client.name],
+                                                     zeta)
+                        vectors[client.name] = _contribution(zeta, s["Z"])
+                total = secure_sum(federation, backend, vectors, SERVER, tag=tags.VIEW_ESTIMATE,
+                                   meta={tags.SHAPE: [N, C]})
+                with net.compute(SERVER):
+                    Z_new = maths.consensus(total[1:].reshape(N, C), float(total[0]), p.eta, Y)
+                    change = np.linalg.norm(Z_new - Z) / max(float(np.linalg.norm(Z)), TINY)
+                    Z = Z_new
+            if change <= p.tol:
+                converged = True
+                break
+        scores, steps = self._test_phase(federation, backend, clients, views, test, state)
+        metrics: dict[str, Any] = classification_metrics(test.y, scores)
+        metrics.update(rounds=rounds, converged=converged, test_steps=steps)
+        values = {f"W/{view}": state[c.name]["W"] for c, view in zip(clients, views, strict=True)}
+        values["test_scores"] = scores
+        for client in clients:
+            client.private["W"] = state[client.name]["W"]
+        return Outcome(metrics=metrics, values=values)
+
+    def _clients(self, federation: Federation, views: dict[str, np.ndarray]) -> list[Party]:
+        clients = federation.data_parties()
+        held = [tuple(cell.columns) for c in clients
+                for cell in c.shard.cells]  # type: ignore[union-attr]
+        expected = [tuple(cols) for cols in views.values()]
+        if held != expected:
+            raise ValidationError(
+                f"v-fedmv needs one client per view ({', '.join(views)}), in order; the "
+                "partition gives other column sets. Use --partition vertical:by=groups."
+            )
+        return clients
+
+    def _test_phase(self, federation: Federation, backend: MaskingBackend,
+                    clients: list[Party], views: dict[str, np.ndarray], test: Dataset,
+                    state: dict[str, dict[str, np.ndarray]]) -> tuple[np.ndarray, int]:
+        """Each client's ``X_k^test W_k``; alternate the averaging steps until ``Z^test``
+        settles."""
+        p = self.params
+        net = federation.network
+        names = [c.name for c in clients]
+        M, C = test.n_samples, len(test.class_names)
+        images, estimates = {}, {}
+        for client, cols in zip(clients, views.values(), strict=True):
+            with net.compute(client.name):
+                client.private["test_X"] = test.X[:, cols]  # client k holds view k of test rows
+                images[client.name] = client.private["test_X"] @ state[client.name]["W"]
+                estimates[client.name] = images[client.name]
+        Z = np.zeros((M, C))
+        for step in range(p.max_test_steps + 1):  # step 0 averages the images themselves
+            with net.stage("test", round=step):
+                if step:
+                    received = net.broadcast(SERVER, names, tags.TEST_CONSENSUS, Z)
+                    for name in names:
+                        with net.compute(name):
+                            estimates[name] = maths.view_estimate(images[name], received[name],
+                                                                  p.zeta)
+                vectors = {n: _contribution(p.zeta, estimates[n]) for n in names}
+                total = secure_sum(federation, backend, vectors, SERVER,
+                                   tag=tags.TEST_ESTIMATE,
+                                   meta={tags.SHAPE: [M, C], tags.PHASE_STEP: step})
+                with net.compute(SERVER):
+                    Z_new = maths.consensus(total[1:].reshape(M, C), float(total[0]), 0.0, None)
+                    change = np.linalg.norm(Z_new - Z) / max(float(np.linalg.norm(Z)), TINY)
+                Z = Z_new
+                if step and change <= p.test_tol:
+                    return Z, step
+        return Z, p.max_test_steps
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return centralized(self.params, train, test, seed)
+
+
+def _contribution(zeta: float, Zk: np.ndarray) -> np.ndarray:
+    """``[zeta_k, zeta_k Z_k]``, flattened: what the server needs summed over views."""
+    return np.concatenate([[zeta], (zeta * Zk).ravel()])
