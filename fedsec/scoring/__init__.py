@@ -3,7 +3,8 @@
 Every scorer lives here, whichever family's attacks it serves:
 ``reconstruction-error`` and ``point-recovery`` (any), ``feature-recovery``
 (features in the shard's row order), ``matched-rows`` and ``epsilon-dr``
-(permuted rows). Importing this package registers them.
+(permuted rows), ``column-space`` (an estimated basis of a private block's
+columns). Importing this package registers them.
 """
 
 from fedsec.scoring.epsilon_dr import EpsilonDR
@@ -16,6 +17,7 @@ from fedsec.scoring.reconstruction import (
     relative_error,
 )
 from fedsec.scoring.rows import MatchedRows
+from fedsec.scoring.subspace import ColumnSpace
 
-__all__ = ["EpsilonDR", "FeatureRecovery", "MatchedRows", "PointRecovery", "ReconstructionError",
-           "advantage", "check_truth", "relative_error"]
+__all__ = ["ColumnSpace", "EpsilonDR", "FeatureRecovery", "MatchedRows", "PointRecovery",
+           "ReconstructionError", "advantage", "check_truth", "relative_error"]

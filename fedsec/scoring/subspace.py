@@ -1,0 +1,144 @@
+"""Column spaces: how much of a private matrix's column space an estimated basis captures.
+
+An adversary who sees linear images ``X W`` of private data learns the column space of
+``X`` (a basis, not ``X`` itself): leverage scores, the whitened geometry of the rows and
+their nearest neighbours follow from it, and a few known rows turn it into every row
+(:func:`align_known_rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from fedsec.interfaces import Scorer
+from fedsec.outcomes import Reconstruction
+from fedsec.registry import register
+from fedsec.scoring.reconstruction import EpsilonParams, advantage, check_truth
+
+RANK_TOL = 1e-9
+
+
+def basis(images: np.ndarray, *, rtol: float = RANK_TOL) -> np.ndarray:
+    """An orthonormal basis of the column space of ``images`` (singular values above
+    ``rtol`` times the largest).
+
+    Examples
+    --------
+    >>> basis(np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]])).shape
+    (3, 1)
+    """
+    A = np.asarray(images, dtype=np.float64)
+    if A.size == 0:
+        return np.zeros((A.shape[0], 0))
+    U, s, _ = np.linalg.svd(A, full_matrices=False)
+    if not s.size or s[0] == 0:
+        return np.zeros((A.shape[0], 0))
+    return U[:, s > rtol * s[0]]
+
+
+def captured(Q: np.ndarray, X: np.ndarray) -> float:
+    """The fraction of ``X``'s energy inside span(Q): ``||Q Q^T X||_F / ||X||_F``.
+
+    Examples
+    --------
+    >>> captured(np.eye(3)[:, :1], np.diag([1.0, 0.0, 0.0]))
+    1.0
+    """
+    norm = float(np.linalg.norm(X))
+    if norm == 0 or Q.shape[1] == 0:
+        return 0.0
+    return float(np.linalg.norm(Q @ (Q.T @ X)) / norm)
+
+
+def largest_angle(Q: np.ndarray, X: np.ndarray) -> float:
+    """The largest principal angle (degrees) between span(Q) and the column space of ``X``
+    (90 when Q misses a direction of ``X``)."""
+    from scipy.linalg import subspace_angles
+
+    truth = basis(X)
+    if Q.shape[1] == 0 or truth.shape[1] == 0:
+        return 90.0
+    return float(np.degrees(np.max(subspace_angles(Q, truth))))
+
+
+def align_known_rows(Q: np.ndarray, known: np.ndarray, known_X: np.ndarray) -> np.ndarray:
+    """Every row of ``X = Q T`` from the rows ``known`` of ``X``: ``T`` by least squares on
+    ``Q[known] T = X[known]``; exact once the known rows span ``Q``'s columns.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20, 3)); Q = basis(X @ rng.normal(size=(3, 5)))
+    >>> bool(np.allclose(align_known_rows(Q, np.arange(4), X[:4]), X))
+    True
+    """
+    T, *_ = np.linalg.lstsq(Q[np.asarray(known)], np.asarray(known_X, dtype=np.float64),
+                            rcond=None)
+    return Q @ T
+
+
+def random_basis(n_rows: int, rank: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random ``rank``-dimensional subspace of R^n_rows (the uninformed guess)."""
+    if rank == 0:
+        return np.zeros((n_rows, 0))
+    Q, _ = np.linalg.qr(rng.normal(size=(n_rows, rank)))
+    return Q
+
+
+@register("scorer", "column-space")
+class ColumnSpace(Scorer):
+    """How much of each target's column space an estimated basis captures.
+
+    Per target (a private ``N x d`` block, the estimate an ``N x r`` basis): ``captured``
+    (fraction of the block's energy inside the estimated span; 1 is the whole column space),
+    ``largest_angle`` (degrees; 0 is exact, 90 a missed direction), ``recovered_rank`` and
+    ``true_rank``; ``baseline_captured`` is a random subspace of the same rank (seeded by
+    the target's shape), and ``advantage`` closes the gap from it to 1 (per target, averaged
+    over the targets where there is a gap: none when the block's columns span every row).
+    """
+
+    summary = ("Fraction of a private block's column space inside the estimated basis, largest "
+               "principal angle, recovered and true rank, against a random subspace.")
+    Params = EpsilonParams
+
+    def score(self, reconstruction: Reconstruction,
+              truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
+        keys = sorted(reconstruction.estimates)
+        check_truth(keys, truth)
+        per_target: dict[str, dict[str, float]] = {}
+        for key in keys:
+            X = np.asarray(truth[key], dtype=np.float64)
+            Q = basis(np.asarray(reconstruction.estimates[key], dtype=np.float64))
+            rng = np.random.default_rng(list(X.shape))
+            guess = random_basis(X.shape[0], Q.shape[1], rng)
+            per_target[key] = {
+                "captured": captured(Q, X), "largest_angle": largest_angle(Q, X),
+                "recovered_rank": float(Q.shape[1]),
+                "true_rank": float(basis(X).shape[1]),
+                "baseline_captured": captured(guess, X),
+                "baseline_largest_angle": largest_angle(guess, X)}
+            entry = per_target[key]
+            entry["advantage"] = advantage(1.0 - entry["captured"],
+                                           1.0 - entry["baseline_captured"])
+        values = list(per_target.values())
+
+        def mean(name: str) -> float:
+            return float(np.mean([v[name] for v in values])) if values else float("nan")
+
+        summary: dict[str, Any] = {
+            "n_targets": len(values), "captured": mean("captured"),
+            "largest_angle": mean("largest_angle"), "recovered_rank": mean("recovered_rank"),
+            "true_rank": mean("true_rank"), "baseline_captured": mean("baseline_captured"),
+            "baseline_largest_angle": mean("baseline_largest_angle"),
+            "fraction_recovered": float(np.mean([
+                v["captured"] >= 1 - self.params.epsilon for v in values])) if values else 0.0,
+        }
+        gains = [v["advantage"] for v in values if np.isfinite(v["advantage"])]
+        # per target, then averaged: a view whose column space is the whole row space (more
+        # features than rows) gives nothing to gain and stays out (NaN when every view does)
+        summary["advantage"] = float(np.mean(gains)) if gains else float("nan")
+        summary["per_target"] = per_target
+        return summary
