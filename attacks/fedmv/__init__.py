@@ -1,5 +1,5 @@
 """Attacks on FedMV: the exchanged estimates read back as images of the private views."""
 
-from fedsec.attacks.fedmv import alignment, subspace
+from fedsec.attacks.fedmv import alignment, subspace, test_inference
 
-__all__ = ["alignment", "subspace"]
+__all__ = ["alignment", "subspace", "test_inference"]

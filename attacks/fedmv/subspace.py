@@ -95,6 +95,29 @@ def nothing_known(estimates: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {key: np.zeros((Q.shape[0], 0)) for key, Q in estimates.items()}
 
 
+def replay(view: View, me: str, received: dict[int, np.ndarray],
+           params: dict[str, Any]) -> dict[int, tuple[float, np.ndarray]]:
+    """A client's own ``(zeta, Z_k)`` per round, recomputed from its data, its starting point and
+    the consensus it received (what it computed itself, when a mask hides its own messages
+    from the transcript)."""
+    held = view.own(me)
+    X = next(np.asarray(v, dtype=np.float64) for k, v in held.items() if k.endswith("/X"))
+    W = next((np.asarray(v) for k, v in held.items() if k.endswith(tags.INITIAL_WEIGHTS)), None)
+    Zk = next((np.asarray(v) for k, v in held.items() if k.endswith(tags.INITIAL_ESTIMATE)),
+              None)
+    if W is None or Zk is None:
+        return {}
+    zeta, gram = float(params["zeta"]), X.T @ X
+    out = {}
+    for r in sorted(received):
+        W, _ = maths.irls_weights(X, Zk, float(params["beta"]), W, eps=float(params["eps"]),
+                                  tol=float(params["inner_tol"]),
+                                  max_iter=int(params["max_inner"]), gram=gram)
+        Zk = maths.view_estimate(X @ W, received[r], zeta)
+        out[r] = (zeta, Zk)
+    return out
+
+
 @register("attack", "subspace-accumulation")
 class SubspaceAccumulation(Attack):
     """The server stacks ``X_k W_k`` over rounds: the column space of each view."""
@@ -161,8 +184,9 @@ class CuriousClient(Attack):
         zeta, eta = float(params["zeta"]), float(params["eta"])
         clients = sorted(name for name in view.parties if name != SERVER)  # public roster
         others = [c for c in clients if c != me]
-        own = estimates_by_round(view, tags.VIEW_ESTIMATE).get(me, {})
         received = consensus_by_round(view, me)
+        own = estimates_by_round(view, tags.VIEW_ESTIMATE).get(me) or replay(view, me, received,
+                                                                            params)
         y = next(np.asarray(v) for k, v in view.own(me).items() if k.endswith("/y"))
         images = []
         for r in sorted(own):

@@ -104,6 +104,7 @@ class HFedMV(Protocol):
                                                                             strict=True)]
         meta = {tags.VIEWS: list(views), tags.SHAPES: [list(s) for s in shapes]}
         previous: dict[str, np.ndarray] = {}
+        first: dict[str, np.ndarray] = {}  # each client's fit from the initial broadcast
         local_change = float("nan")
         for round_ in range(1, p.rounds + 1):
             with net.stage("train", round=round_):
@@ -119,6 +120,7 @@ class HFedMV(Protocol):
                                                  / max(np.linalg.norm(previous[client.name]),
                                                        maths.TINY)))
                         previous[client.name] = flat
+                        first.setdefault(client.name, flat)
                         n_rows = float(client.shard.n_rows)  # type: ignore[union-attr]
                         vectors[client.name] = np.concatenate([[n_rows], n_rows * flat])
                 total = secure_sum(federation, backend, vectors, SERVER, tag=tags.LOCAL_WEIGHTS,
@@ -128,9 +130,15 @@ class HFedMV(Protocol):
                 local_change = max(changes) if changes else float("nan")
         for client in clients:
             client.private["local_W"] = previous[client.name]
-        scores = maths.predict([test.X[:, cols] for cols in views.values()], Ws, zetas,
-                               tol=p.test_tol, max_iter=p.max_test_steps)
+        test_views = [test.X[:, cols] for cols in views.values()]
+        scores = maths.predict(test_views, Ws, zetas, tol=p.test_tol, max_iter=p.max_test_steps)
         metrics: dict[str, Any] = classification_metrics(test.y, scores)
+        # each client's MVL on its own rows alone (the paper's "local MVL" baseline)
+        local = [classification_metrics(test.y, maths.predict(
+            test_views, _unflatten(first[c.name], shapes), zetas, tol=p.test_tol,
+            max_iter=p.max_test_steps)) for c in clients]
+        metrics.update({f"local_{k}": float(np.mean([m[k] for m in local]))
+                        for k in ("accuracy", "f1")})
         metrics.update(rounds=p.rounds, local_change=local_change, clients=len(clients))
         values = {f"W/{view}": W for view, W in zip(views, Ws, strict=True)}
         values["test_scores"] = scores

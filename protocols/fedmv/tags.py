@@ -39,5 +39,13 @@ SHAPES = "shapes"
 PHASE_STEP = "step"
 """The step of the test phase."""
 
+# -- private holdings (ground truth for scoring) -------------------------------------------
+TEST_ROWS = "test_X"
+"""A V-FedMV client's view of the test rows (``party/NAME/value/test_X``)."""
+INITIAL_WEIGHTS = "W_init"
+"""A V-FedMV client's starting ``W_k`` (its own secret, as is everything it computes from it)."""
+INITIAL_ESTIMATE = "Z_init"
+"""A V-FedMV client's starting ``Z_k``."""
+
 RENAMED: dict[str, str] = {}
 """Tag in a transcript of fedsec 0.1.0 → tag today (none: the family is newer)."""

@@ -63,6 +63,28 @@ class MVL(CentralizedProtocol):
         return centralized(self.params, train, test, seed)
 
 
+@register("protocol", "single-view")
+class SingleView(CentralizedProtocol):
+    """The single-view baseline: ``argmin_W ||X W - Y||^2 + beta ||W||_{2,1}`` on every column.
+
+    Choose the view with the dataset (``mfeat:views=fou``); the paper's "w/o FL" rows.
+    """
+
+    summary = "Single-view baseline: l2,1-regularised least squares on one-hot labels."
+    paper = PAPER
+    default_dataset = "mfeat:views=fou"
+    instead = "v-fedmv or h-fedmv"
+    Params = MVLParams
+
+    def solve(self, train: Dataset, test: Dataset, seed: int) -> Outcome:
+        C = len(test.class_names)
+        W = maths.single_view(train.X, maths.one_hot(train.y, C), self.params.beta,
+                              settings=self.params.settings)
+        scores = test.X @ W
+        return Outcome(metrics=classification_metrics(test.y, scores),
+                       values={"W": W, "test_scores": scores})
+
+
 @register("protocol", "v-fedmv")
 class VFedMV(Protocol):
     """Vertical federated multi-view learning: each client holds one view of every sample."""
@@ -107,6 +129,8 @@ class VFedMV(Protocol):
                         "X": X, "gram": X.T @ X,
                         "W": initial_weights(federation.seed, view, X.shape[1], C),
                         "Z": initial_estimate(federation.seed, view, N, C)}
+                    client.private[tags.INITIAL_WEIGHTS] = state[client.name]["W"]
+                    client.private[tags.INITIAL_ESTIMATE] = state[client.name]["Z"]
         rounds, converged = 0, False
         for round_ in range(1, p.max_rounds + 1):
             rounds = round_
@@ -164,8 +188,9 @@ class VFedMV(Protocol):
         images, estimates = {}, {}
         for client, cols in zip(clients, views.values(), strict=True):
             with net.compute(client.name):
-                client.private["test_X"] = test.X[:, cols]  # client k holds view k of test rows
-                images[client.name] = client.private["test_X"] @ state[client.name]["W"]
+                test_rows = test.X[:, cols]  # client k holds view k of the test rows
+                client.private[tags.TEST_ROWS] = test_rows
+                images[client.name] = test_rows @ state[client.name]["W"]
                 estimates[client.name] = images[client.name]
         Z = np.zeros((M, C))
         for step in range(p.max_test_steps + 1):  # step 0 averages the images themselves

@@ -60,6 +60,25 @@ def test_known_rows_beyond_the_rank_give_every_row(tmp_path: Path) -> None:
         assert (error <= 1e-6) if exact else (error > 1e-2), (m, error)
 
 
+def test_test_rows_follow_exactly_where_a_view_has_no_more_features_than_classes(
+        tmp_path: Path) -> None:
+    result = vertical()
+    rng = np.random.default_rng(1)
+    known = {}
+    for party in ("party1", "party2"):
+        X = np.asarray(result.private[shard_key(party, 0, "X")])
+        rows = rng.choice(X.shape[0], X.shape[1] + 5, replace=False)
+        known.update({f"{party}/rows": rows, f"{party}/X": X[rows]})
+    np.savez(tmp_path / "known.npz", **known)
+    reconstruction, scores = score(result, "test-inference", "server", "reconstruction-error",
+                                   records=str(tmp_path / "known.npz"))
+    assert reconstruction.info["exact_by_equations"] == {"party1": False, "party2": True}
+    mor = scores["per_target"]["party/party2/value/test_X"]  # 6 features <= 10 classes: exact
+    zer = scores["per_target"]["party/party1/value/test_X"]  # 47 features: a prior fills in
+    assert mor["relative_error"] < 1e-8 < mor["baseline_relative_error"]
+    assert zer["relative_error"] < zer["baseline_relative_error"]
+
+
 def test_under_a_mask_the_server_reads_no_view_estimate() -> None:
     masked = vertical(backend="noise")
     view = build_view(masked.transcript, "server", masked.private)
@@ -87,6 +106,11 @@ def test_the_label_holder_reads_the_joint_span_of_the_other_views() -> None:
     assert abs(reconstruction.info["rank_by_round"][-1] - 70) <= 1  # the running count
     other = build_view(result.transcript, "party2", result.private)
     assert "holds no labels" in create("attack", "curious-client").not_applicable(other)
+    # a mask hides only the sum's parts: the client replays its own estimates and still reads
+    masked = run(RunConfig(protocol="v-fedmv", dataset="mfeat:views=zer+mor+kar",
+                           backend="noise"))
+    _, scores = score(masked, "curious-client", "party1", "column-space")
+    assert scores["captured"] > 1 - 1e-6 and scores["advantage"] > 0.99
 
 
 def test_basis_accumulation_and_alignment_on_synthetic_views() -> None:
