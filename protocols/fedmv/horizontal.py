@@ -129,7 +129,7 @@ class HFedMV(Protocol):
                     Ws = _unflatten(total[1:] / total[0], shapes)
                 local_change = max(changes) if changes else float("nan")
         for client in clients:
-            client.private["local_W"] = previous[client.name]
+            client.private[tags.FINAL_LOCAL_WEIGHTS] = previous[client.name]
         test_views = [test.X[:, cols] for cols in views.values()]
         scores = maths.predict(test_views, Ws, zetas, tol=p.test_tol, max_iter=p.max_test_steps)
         metrics: dict[str, Any] = classification_metrics(test.y, scores)

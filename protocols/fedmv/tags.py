@@ -42,6 +42,8 @@ PHASE_STEP = "step"
 # -- private holdings (ground truth for scoring) -------------------------------------------
 TEST_ROWS = "test_X"
 """A V-FedMV client's view of the test rows (``party/NAME/value/test_X``)."""
+FINAL_LOCAL_WEIGHTS = "local_W"
+"""An H-FedMV client's last local weights, flattened in view order."""
 INITIAL_WEIGHTS = "W_init"
 """A V-FedMV client's starting ``W_k`` (its own secret, as is everything it computes from it)."""
 INITIAL_ESTIMATE = "Z_init"

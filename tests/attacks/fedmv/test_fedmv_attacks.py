@@ -146,3 +146,15 @@ def test_the_attack_runs_from_a_saved_transcript(tmp_path: Path) -> None:
                               check=False)
     assert attacked.returncode == 0, attacked.stderr
     assert json.loads(attacked.stdout)["scores"]["captured"] > 1 - 1e-9
+
+
+def test_with_two_h_fedmv_clients_each_reads_the_other_from_the_average() -> None:
+    # beta = 0 and a tight local tolerance: each local loop ends at the client's own optimum
+    result = run(RunConfig(protocol="h-fedmv", dataset=SMALL, partition="horizontal:parties=2",
+                           params={"rounds": 3, "beta": 0.0, "tol": 1e-12, "max_rounds": 5000}))
+    reconstruction, scores = score(result, "average-difference", "party1",
+                                   "reconstruction-error")
+    assert reconstruction.info["target"] == "party2"
+    assert scores["relative_error"] < 1e-9 < scores["baseline_relative_error"]
+    server = build_view(result.transcript, "server", result.private)
+    assert "every client but one" in create("attack", "average-difference").not_applicable(server)
