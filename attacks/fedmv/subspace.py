@@ -150,6 +150,8 @@ class SubspaceAccumulation(Attack):
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=nothing_known(estimates),
                               info={"rank_by_round": ranks,
+                                    "curve": {"label": "recovered rank of the view's columns",
+                                              "series": ranks},
                                     "method": "stacked (1+zeta) Z_k - zeta Z over rounds"})
 
 
@@ -204,4 +206,6 @@ class CuriousClient(Attack):
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=nothing_known(estimates),
                               info={"rank_by_round": ranks, "label_holder": me,
+                                    "curve": {"label": "recovered rank of the other views' "
+                                                       "columns", "series": ranks},
                                     "method": "joint span of the other views from each consensus"})

@@ -12,7 +12,7 @@ from typing import Any
 
 from fedsec.errors import ValidationError
 from fedsec.report.aggregate import LEAKAGE, configurations
-from fedsec.report.plots import frontier_png, sweep_png
+from fedsec.report.plots import frontier_png, rounds_png, sweep_png
 from fedsec.report.render import html_report, markdown_report, verdict_lines
 from fedsec.report.verdicts import defence_effects, key_findings
 from fedsec.results import write_json
@@ -37,6 +37,9 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         png = frontier_png(configs, attack, threat)
         if png is not None:
             plots[f"frontier_{_slug(attack)}_{_slug(threat)}.png"] = png
+        png = rounds_png(cells, attack, threat)
+        if png is not None:
+            plots[f"rounds_{_slug(attack)}_{_slug(threat)}.png"] = png
     for parameter in scenario["scenario"].get("sweep", {}):
         png = sweep_png(configs, parameter, pairs)
         if png is not None:

@@ -111,6 +111,44 @@ def sweep_png(configs: Sequence[Mapping[str, Any]], parameter: str,
     return _png(fig, plt)
 
 
+def rounds_png(cells: Sequence[Mapping[str, Any]], attack: str, threat: str) -> bytes | None:
+    """Leakage against the round, for attacks that report a per-round curve.
+
+    An attack reports one in its info as ``curve = {"label": ..., "series": {name: [value per
+    round]}}`` (or a bare list); the first seed of each configuration is drawn.
+    """
+    lines: list[tuple[str, list[float]]] = []
+    label = ""
+    seen: set[str] = set()
+    for cell in cells:
+        if cell.get("status") != "ok" or cell["configuration"] in seen:
+            continue
+        for entry in cell["attacks"]:
+            curve = entry.get("info", {}).get("curve") if entry["status"] == "ok" else None
+            if entry["attack"] != attack or entry["threat"] != threat or not curve:
+                continue
+            seen.add(cell["configuration"])
+            label = curve.get("label", "leakage")
+            series = curve.get("series", {})
+            series = {"": series} if isinstance(series, list) else series
+            for name, values in sorted(series.items()):
+                lines.append((f"{cell['configuration']}" + (f": {name}" if name else ""),
+                              [float(v) for v in values]))
+    if not lines:
+        return None
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=110)
+    for name, values in lines:
+        ax.plot(range(1, len(values) + 1), values, marker=".", label=name)
+    ax.set_xlabel("round")
+    ax.set_ylabel(label)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6)
+    ax.set_title(f"Leakage against rounds: {attack} as {threat}", fontsize=10)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.11, top=0.93)
+    return _png(fig, plt)
+
+
 def _png(fig: Any, plt: Any) -> bytes:
     """Fixed margins set by each plot (a tight layout would triple the rendering time)."""
     buffer = io.BytesIO()

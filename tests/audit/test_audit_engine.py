@@ -163,3 +163,25 @@ def test_invalid_scenario_lists_problems_and_runs_nothing(tmp_path: Path) -> Non
     result = fedsec("audit", str(spec_path), "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "Unknown protocol 'secure-summ'" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_an_attack_with_a_per_round_curve_gets_a_rounds_plot(tmp_path: Path) -> None:
+    spec_path = write(tmp_path, textwrap.dedent('''
+        [audit]
+        name = "rounds"
+        protocols = ["v-fedmv"]
+        dataset = "mfeat:views=zer+mor"
+        backends = ["plain", "noise"]
+
+        [[attacks]]
+        name = "subspace-accumulation"
+        as = ["server"]
+    '''), name="rounds.toml")
+    run_audit(load_spec(spec_path), tmp_path / "out")
+    report = build_report(tmp_path / "out")
+    assert "rounds_subspace-accumulation_server.png" in report["plots"]
+    cell = next(c for c in report["cells"] if c["config"]["backend"] == "plain")
+    curve = cell["attacks"][0]["info"]["curve"]
+    assert curve["series"]["party1"][:5] == [10, 20, 30, 40, 47]
+    masked = next(c for c in report["cells"] if c["config"]["backend"] == "noise")
+    assert masked["attacks"][0]["status"] == "not applicable"
