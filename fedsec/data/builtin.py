@@ -8,6 +8,7 @@ coding of each set is documented in :func:`fedsec.data.load`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -90,17 +91,45 @@ def _load_ionosphere() -> Dataset:
     )
 
 
-def _load_pima() -> Dataset:
-    return _uci(
+#: Named feature groups for tabular sets without views of their own: artificial views, chosen by
+#: the kind of measurement, for multi-view protocols (``heart:views=artificial``).
+ARTIFICIAL_VIEWS: dict[str, dict[str, tuple[str, ...]]] = {
+    "heart": {"history": ("age", "sex", "cp", "trestbps", "chol", "fbs"),
+              "exercise_ecg": ("restecg", "thalach", "exang", "oldpeak", "slope"),
+              "imaging": ("ca", "thal")},
+    "pima": {"metabolic": ("Glucose", "Insulin", "BMI", "SkinThickness"),
+             "history": ("Pregnancies", "Age", "DiabetesPedigreeFunction", "BloodPressure")},
+}
+
+
+def _with_views(dataset: Dataset, views: str) -> Dataset:
+    """``views="artificial"``: the set's :data:`ARTIFICIAL_VIEWS` as its feature groups."""
+    check_choice(views, owner=f"dataset {dataset.name!r}", name="views",
+                 choices=("none", "artificial"))
+    if views == "none":
+        return dataset
+    index = {name: i for i, name in enumerate(dataset.feature_names)}
+    groups = {view: tuple(index[c] for c in columns)
+              for view, columns in ARTIFICIAL_VIEWS[dataset.name].items()}
+    text = "; ".join(f"{v}: {', '.join(c)}" for v, c in ARTIFICIAL_VIEWS[dataset.name].items())
+    return dataclasses.replace(
+        dataset, name=f"{dataset.name}:views=artificial", feature_groups=groups,
+        notes=f"{dataset.notes} Artificial views (grouped by kind of measurement, not "
+        f"collected as separate views): {text}.")
+
+
+def _load_pima(*, views: str = "none") -> Dataset:
+    return _with_views(_uci(
         "pima", "pima_diabetes.csv", ("0", "1"),
         "Pima Indians Diabetes Database, NIDDK; Smith et al. (1988), Proc. SCAMC 261-265; "
         "Kaggle listing CC0 1.0",
         "Class 1 is diabetes. Zeros in Glucose, BloodPressure, SkinThickness, Insulin and "
         "BMI mean 'not measured' and are kept as in the source.",
-    )
+    ), views)
 
 
-def _load_heart(*, target: str = "presence", missing: str = "drop") -> Dataset:
+def _load_heart(*, target: str = "presence", missing: str = "drop",
+                views: str = "none") -> Dataset:
     check_choice(target, owner="dataset 'heart'", name="target", choices=("presence", "num"))
     check_choice(missing, owner="dataset 'heart'", name="missing", choices=("drop",))
     table = _labelled_table("heart_cleveland.csv")
@@ -121,14 +150,14 @@ def _load_heart(*, target: str = "presence", missing: str = "drop") -> Dataset:
     else:
         y, class_names, task = num, ("0", "1", "2", "3", "4"), "multiclass"
         label_text = "Target is the original num attribute, 0 (no disease) to 4."
-    return Dataset(
+    return _with_views(Dataset(
         name="heart", X=table.X[complete], y=y, task=task,
         feature_names=table.feature_names, class_names=class_names,
         source=f"Heart Disease (Cleveland, processed), A. Janosi, W. Steinbrunn, "
         f"M. Pfisterer, R. Detrano, doi:10.24432/C52P4X, {UCI_CC_BY}",
         notes=f"{label_text} Dropped {n_dropped} of {table.X.shape[0]} rows with a missing "
         f"value ({missing_text}).",
-    )
+    ), views)
 
 
 @cache

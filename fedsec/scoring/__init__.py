@@ -4,7 +4,7 @@ Every scorer lives here, whichever family's attacks it serves:
 ``reconstruction-error`` and ``point-recovery`` (any), ``feature-recovery``
 (features in the shard's row order), ``matched-rows`` and ``epsilon-dr``
 (permuted rows), ``column-space`` (an estimated basis of a private block's
-columns). Importing this package registers them.
+columns), ``binary-columns`` (0/1 columns recovered exactly). Importing this package registers them.
 """
 
 from fedsec.scoring.epsilon_dr import EpsilonDR
@@ -17,7 +17,7 @@ from fedsec.scoring.reconstruction import (
     relative_error,
 )
 from fedsec.scoring.rows import MatchedRows
-from fedsec.scoring.subspace import ColumnSpace
+from fedsec.scoring.subspace import BinaryColumnsScore, ColumnSpace
 
-__all__ = ["ColumnSpace", "EpsilonDR", "FeatureRecovery", "MatchedRows", "PointRecovery",
-           "ReconstructionError", "advantage", "check_truth", "relative_error"]
+__all__ = ["BinaryColumnsScore", "ColumnSpace", "EpsilonDR", "FeatureRecovery", "MatchedRows",
+           "PointRecovery", "ReconstructionError", "advantage", "check_truth", "relative_error"]

@@ -142,3 +142,63 @@ class ColumnSpace(Scorer):
         summary["advantage"] = float(np.mean(gains)) if gains else float("nan")
         summary["per_target"] = per_target
         return summary
+
+
+def binary_columns(X: np.ndarray) -> list[int]:
+    """The non-constant columns of ``X`` whose values are all 0 or 1."""
+    return [j for j in range(X.shape[1])
+            if np.isin(X[:, j], (0.0, 1.0)).all() and 0 < X[:, j].sum() < X.shape[0]]
+
+
+def column_matches(found: np.ndarray, X: np.ndarray) -> tuple[int, int]:
+    """How many 0/1 columns of ``X`` appear among ``found`` (or complemented), and how many
+    found columns match no column of ``X``."""
+    truth = [X[:, j] for j in binary_columns(X)]
+    def same(a: np.ndarray, b: np.ndarray) -> bool:
+        return bool(np.array_equal(a, b) or np.array_equal(a, 1 - b))
+    hits = sum(any(same(t, found[:, i]) for i in range(found.shape[1])) for t in truth)
+    spurious = sum(not any(same(t, found[:, i]) for t in truth) for i in range(found.shape[1]))
+    return hits, spurious
+
+
+@register("scorer", "binary-columns")
+class BinaryColumnsScore(Scorer):
+    """Which 0/1 columns of each private block an attack recovered exactly.
+
+    Per target: ``binary_columns`` (the block's non-constant 0/1 columns), ``recovered``
+    (the fraction of them among the estimate's columns, up to complement), ``spurious``
+    (estimated columns that are no column of the block); ``advantage`` is ``recovered``
+    against the baseline's.
+    """
+
+    summary = "Fraction of a block's 0/1 columns recovered exactly, and spurious columns."
+    Params = EpsilonParams
+
+    def score(self, reconstruction: Reconstruction,
+              truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
+        keys = sorted(reconstruction.estimates)
+        check_truth(keys, truth)
+        per_target: dict[str, dict[str, float]] = {}
+        for key in keys:
+            X = np.asarray(truth[key], dtype=np.float64)
+            n_binary = len(binary_columns(X))
+            entry: dict[str, float] = {"binary_columns": float(n_binary)}
+            for prefix, table in (("", reconstruction.estimates),
+                                  ("baseline_", reconstruction.baseline)):
+                if key in table:
+                    hits, spurious = column_matches(np.asarray(table[key], dtype=float), X)
+                    entry[prefix + "recovered"] = hits / n_binary if n_binary else float("nan")
+                    entry[prefix + "spurious"] = float(spurious)
+            per_target[key] = entry
+        with_binary = [v for v in per_target.values() if v["binary_columns"] > 0]
+        recovered = (float(np.mean([v["recovered"] for v in with_binary]))
+                     if with_binary else float("nan"))
+        base = (float(np.mean([v.get("baseline_recovered", 0.0) for v in with_binary]))
+                if with_binary else float("nan"))
+        return {"n_targets": len(per_target),
+                "binary_columns": float(sum(v["binary_columns"] for v in per_target.values())),
+                "recovered": recovered, "baseline_recovered": base,
+                "spurious": float(sum(v.get("spurious", 0.0) for v in per_target.values())),
+                "advantage": advantage(1.0 - recovered, 1.0 - base)
+                if with_binary else float("nan"),
+                "per_target": per_target}

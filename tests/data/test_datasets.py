@@ -135,6 +135,17 @@ def test_mfeat_takes_any_subset_of_its_views_in_the_order_given():
             load("mfeat", views=bad)
 
 
+def test_tabular_sets_take_artificial_views_labelled_as_such():
+    heart = load_spec("heart:views=artificial")
+    assert list(heart.feature_groups) == ["history", "exercise_ecg", "imaging"]
+    assert heart.feature_names[heart.feature_groups["imaging"][0]] == "ca"
+    assert "Artificial views" in heart.notes and heart.name == "heart:views=artificial"
+    assert sorted(c for g in load_spec("pima:views=artificial").feature_groups.values()
+                  for c in g) == list(range(8))
+    with pytest.raises(ValidationError, match="views"):
+        load("heart", views="natural")
+
+
 def test_nutrimouse_groups_and_targets():
     genotype = load("nutrimouse")
     diet = load("nutrimouse", target="diet")
