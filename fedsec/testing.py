@@ -12,6 +12,7 @@ Each check raises ``AssertionError`` with a message saying what failed.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -111,30 +112,51 @@ def check_backend(cls: type[MaskingBackend], *, n_parties: int = 4, length: int 
     assert network.close().verify().ok
 
 
-def check_attack(cls: type[Attack], *, seed: int = 0) -> None:
-    """Bad parameters raise; the attack runs deterministically where its tags are observed."""
+def check_attack(cls: type[Attack], *, seed: int = 0,
+                 runs: Mapping[str, Mapping[str, Any]] | None = None,
+                 knowledge: Callable[[RunResult, Path], Mapping[str, Any]] | None = None,
+                 ) -> None:
+    """Bad parameters raise; the attack runs deterministically where its tags are observed.
+
+    It is tried on each registered protocol it applies to (:meth:`Attack.applies_to`), run
+    with its defaults or with the :class:`RunConfig` fields in ``runs[protocol]`` (a smaller
+    dataset, for example). An attack that needs prior knowledge beyond the View (known
+    records) gets its parameters from ``knowledge(result, folder)``, which may write files
+    into ``folder``.
+    """
     check_rejects_unknown_parameter(cls)
-    attack = cls()
     for protocol_name, protocol_cls in registry.protocols.classes().items():
         if not cls.applies_to(protocol_cls):
             continue
-        result = run(RunConfig(protocol=protocol_name, seed=seed))
-        for party in result.transcript.parties:
-            view = build_view(result.transcript, party, result.private)
-            if attack.not_applicable(view) is not None:
-                continue
-            a, b = attack.run(view), cls().run(view)
-            assert set(a.estimates) <= set(result.private), (
-                f"{cls.__name__}: estimates name keys absent from the ground truth"
-            )
-            for key in a.estimates:
-                assert np.array_equal(a.estimates[key], b.estimates[key]), (
-                    f"{cls.__name__}: two runs on one view differ for {key}"
-                )
-            return
+        result = run(RunConfig(protocol=protocol_name, seed=seed,
+                               **dict((runs or {}).get(protocol_name, {}))))
+        with tempfile.TemporaryDirectory() as tmp:
+            params = dict(knowledge(result, Path(tmp))) if knowledge else {}
+            if _attack_runs_twice(cls, params, result):
+                return
     raise AssertionError(
-        f"{cls.__name__}: no registered protocol exposes {sorted(attack.needs_tags)}"
+        f"{cls.__name__}: no registered protocol exposes {sorted(cls.needs_tags)} to a party "
+        "it applies to"
     )
+
+
+def _attack_runs_twice(cls: type[Attack], params: dict[str, Any], result: RunResult) -> bool:
+    """Run the attack twice on the first party's view it applies to; False when none."""
+    attack = cls(**params)
+    for party in result.transcript.parties:
+        view = build_view(result.transcript, party, result.private)
+        if attack.not_applicable(view) is not None:
+            continue
+        a, b = attack.run(view), cls(**params).run(view)
+        assert set(a.estimates) <= set(result.private), (
+            f"{cls.__name__}: estimates name keys absent from the ground truth"
+        )
+        for key in a.estimates:
+            assert np.array_equal(a.estimates[key], b.estimates[key]), (
+                f"{cls.__name__}: two runs on one view differ for {key}"
+            )
+        return True
+    return False
 
 
 def check_defense(cls: type[Defense]) -> None:

@@ -61,7 +61,7 @@ def dataset_options(name: str) -> dict[str, Any]:
     Examples
     --------
     >>> dataset_options("heart")
-    {'target': 'presence', 'missing': 'drop'}
+    {'target': 'presence', 'missing': 'drop', 'views': 'none'}
     """
     return _options(_loader(name))
 

@@ -7,7 +7,9 @@ stacked images ``X_k W_k`` reach the view's rank (against ceil(d_k / C)), the fr
 view inside the recovered span, known-record alignment's relative error with d_k + 5 and
 d_k / 2 known rows, the label holder's reading of the other views, and the same under the
 ``noise`` backend. Then the timings: ``v-fedmv`` against ``mvl`` for the same iterations
-(alternated runs, medians), and the subspace attack on the first 30 rounds.
+(alternated runs, medians), and the subspace attack on the first 30 rounds. Also: test-phase
+inference, binary columns, the nutrimouse control and H-FedMV's average read by the other
+client (:func:`extras`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,46 @@ def attack(result, name: str, threat: str, scorer: str, **params):
     view = build_view(result.transcript, threat, result.private)
     reconstruction = create("attack", name, dict(params)).run(view)
     return reconstruction, create("scorer", scorer).score(reconstruction, result.private)
+
+
+def extras() -> None:
+    """Test-phase inference (mfeat zer + mor), binary columns (heart's artificial views), the
+    nutrimouse control, and H-FedMV's average read by the other client."""
+    result = run(RunConfig(protocol="v-fedmv", dataset="mfeat:views=zer+mor"))
+    rng = np.random.default_rng(0)
+    known = {}
+    for party in ("party1", "party2"):
+        X = np.asarray(result.private[shard_key(party, 0, "X")])
+        rows = rng.choice(X.shape[0], X.shape[1] + 5, replace=False)
+        known.update({f"{party}/rows": rows, f"{party}/X": X[rows]})
+    with tempfile.TemporaryDirectory() as tmp:
+        np.savez(Path(tmp) / "known.npz", **known)
+        _, scores = attack(result, "test-inference", "server", "reconstruction-error",
+                           records=str(Path(tmp) / "known.npz"))
+    for party, view in (("party1", "zer"), ("party2", "mor")):
+        entry = scores["per_target"][f"party/{party}/value/test_X"]
+        print(f"  test rows of {view}: error {entry['relative_error']:.2e} (prior "
+              f"{entry['baseline_relative_error']:.2f})")
+    heart = run(RunConfig(protocol="v-fedmv", dataset="heart:views=artificial"))
+    _, scores = attack(heart, "binary-columns", "server", "binary-columns")
+    print(f"  heart (artificial views): 0/1 columns {scores['binary_columns']:.0f}, recovered "
+          f"{scores['recovered']:.2f}, spurious {scores['spurious']:.0f}")
+    mouse = run(RunConfig(protocol="v-fedmv", dataset="nutrimouse"))
+    _, scores = attack(mouse, "subspace-accumulation", "server", "column-space")
+    for key, entry in scores["per_target"].items():
+        print(f"  nutrimouse {key}: captured {entry['captured']:.6f} (random "
+              f"{entry['baseline_captured']:.3f}), rank {entry['true_rank']:.0f}")
+    for label, params in (("default tolerance", {}),
+                          ("beta 0, tolerance 1e-12", {"beta": 0.0, "tol": 1e-12,
+                                                       "max_rounds": 5000})):
+        horizontal = run(RunConfig(protocol="h-fedmv", dataset="mfeat:views=zer+mor",
+                                   partition="horizontal:parties=2",
+                                   params={"rounds": 3, **params}))
+        _, scores = attack(horizontal, "average-difference", "party1", "reconstruction-error")
+        print(f"  h-fedmv, two clients ({label}): party1 reads party2's weights to "
+              f"{scores['relative_error']:.1e} (the average itself: "
+              f"{scores['baseline_relative_error']:.2f}); local change "
+              f"{horizontal.outcome.metrics['local_change']:.1e}")
 
 
 def main() -> None:
@@ -80,6 +122,7 @@ def main() -> None:
     print(f"  under noise, label holder: captured {joint['captured']:.12f} (random "
           f"{joint['baseline_captured']:.3f}), recovered rank {joint['recovered_rank']:.0f}")
 
+    extras()
     times: dict[str, list[float]] = {"v-fedmv": [], "mvl": []}
     rounds = result.outcome.metrics["rounds"]
     for _ in range(args.repeat):

@@ -2,14 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 import pytest
 
 from fedsec import registry, testing
+from fedsec.private_store import parse_truth_key
+from fedsec.runner import RunResult
+
+#: Smaller runs for the protocols whose defaults take tens of seconds (paper-scale defaults).
+QUICK: dict[str, dict[str, Any]] = {
+    "h-fedmv": {"dataset": "mfeat:views=zer+mor", "partition": "horizontal:parties=2"},
+    "v-fedmv": {"dataset": "mfeat:views=zer+mor"},
+    "mvl": {"dataset": "mfeat:views=zer+mor"},
+}
+#: Attacks that need the adversary's prior knowledge (known records) beyond the View.
+NEEDS_RECORDS = {"known-record-alignment", "test-inference"}
+
+
+def known_records(result: RunResult, folder: Path) -> Mapping[str, Any]:
+    """The first d_k + 5 training rows of every client's view, as an adversary's known records."""
+    arrays = {}
+    for key, value in result.private.items():
+        parsed = parse_truth_key(key)
+        if parsed.path[:1] == ("shard",) and parsed.path[-1] == "X":
+            X = np.asarray(value)
+            rows = np.arange(min(X.shape[0], X.shape[1] + 5))
+            arrays.update({f"{parsed.party}/rows": rows, f"{parsed.party}/X": X[rows]})
+    np.savez(folder / "known.npz", **arrays)
+    return {"records": str(folder / "known.npz")}
 
 
 @pytest.mark.parametrize("name", registry.names("protocol"))
 def test_protocol_conformance(name: str) -> None:
-    testing.check_protocol(registry.get("protocol", name))
+    testing.check_protocol(registry.get("protocol", name), **QUICK.get(name, {}))
 
 
 @pytest.mark.parametrize("name", registry.names("backend"))
@@ -19,7 +48,8 @@ def test_backend_conformance(name: str) -> None:
 
 @pytest.mark.parametrize("name", registry.names("attack"))
 def test_attack_conformance(name: str) -> None:
-    testing.check_attack(registry.get("attack", name))
+    testing.check_attack(registry.get("attack", name), runs=QUICK,
+                         knowledge=known_records if name in NEEDS_RECORDS else None)
 
 
 @pytest.mark.parametrize("name", registry.names("defense"))

@@ -162,7 +162,7 @@ def test_with_two_h_fedmv_clients_each_reads_the_other_from_the_average() -> Non
 
 def test_zero_one_columns_are_found_without_any_known_row() -> None:
     result = vertical("heart:views=artificial")  # sex and fbs in history, exang in exercise_ecg
-    reconstruction, scores = score(result, "binary-columns", "server", "binary-columns")
+    _, scores = score(result, "binary-columns", "server", "binary-columns")
     assert scores["binary_columns"] == 3 and scores["recovered"] == 1.0
     assert scores["spurious"] == 0 and scores["baseline_recovered"] == 0.0
     imaging = scores["per_target"][shard_key("party3", 0, "X")]  # ca and thal: no 0/1 column

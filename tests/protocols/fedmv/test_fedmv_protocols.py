@@ -9,8 +9,7 @@ import pytest
 
 from fedsec.errors import ValidationError
 from fedsec.protocols.fedmv import tags
-from fedsec.protocols.fedmv.horizontal import HFedMV
-from fedsec.protocols.fedmv.vertical import MVL, VFedMV
+from fedsec.protocols.fedmv.vertical import VFedMV
 from fedsec.runner import RunConfig, RunResult, run
 from fedsec.testing import check_protocol
 
@@ -28,10 +27,6 @@ def test_v_fedmv_equals_mvl_and_is_reproducible() -> None:
     assert comparison.rtol == 1e-9 and comparison.worst <= 1e-9
     assert set(comparison.values) == {"W/zer", "W/mor", "test_scores"}
     assert result.record.federated_metrics["accuracy"] > 0.7
-
-
-def test_mvl_is_its_own_reference() -> None:
-    check_protocol(MVL, dataset=SMALL, partition="horizontal:parties=1")
 
 
 def test_under_a_masking_backend_the_server_gets_only_the_sum_and_the_same_model() -> None:
@@ -67,10 +62,6 @@ def test_h_fedmv_reports_its_gap_and_that_the_broadcast_does_not_matter() -> Non
                            params={"rounds": 3, "local_rounds": 1}))
     assert capped.record.federated_metrics["local_change"] > 1e-3
     assert metrics["accuracy"] > 0.6
-
-
-def test_h_fedmv_conformance() -> None:
-    check_protocol(HFedMV, dataset="mfeat:views=mor+zer", partition="horizontal:parties=2")
 
 
 @pytest.mark.parametrize(("config", "needle"), [
