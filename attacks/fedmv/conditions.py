@@ -109,6 +109,29 @@ def class_sums_given_gram(system: Conditions, G: np.ndarray) -> np.ndarray:
     return B.reshape(D, C)
 
 
+def record_from_difference(G: np.ndarray, B: np.ndarray, G_more: np.ndarray,
+                           B_more: np.ndarray) -> tuple[np.ndarray, int]:
+    """The record ``(x, class)`` one dataset has more than the other: ``G_more - G = x x^T``
+    and ``B_more - B = x y^T`` (``y`` one-hot), both recovered by sweeps.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, -2.0]); G = np.eye(2); B = np.zeros((2, 3))
+    >>> B_more = B.copy(); B_more[:, 1] = x
+    >>> found, label = record_from_difference(G, B, G + np.outer(x, x), B_more)
+    >>> np.round(found, 12).tolist(), label
+    ([1.0, -2.0], 1)
+    """
+    dB = np.asarray(B_more) - np.asarray(B)
+    label = int(np.argmax(np.linalg.norm(dB, axis=0)))
+    values, vectors = np.linalg.eigh((np.asarray(G_more) - np.asarray(G) + (
+        np.asarray(G_more) - np.asarray(G)).T) / 2)
+    x = np.sqrt(max(values[-1], 0.0)) * vectors[:, -1]
+    if x @ dB[:, label] < 0:  # the sign the class sums fix
+        x = -x
+    return x, label
+
+
 def pack(G: np.ndarray, B: np.ndarray) -> np.ndarray:
     """``(G, B)`` as the unknown vector (upper triangle of ``G``, then ``B`` row by row)."""
     rows, cols = np.triu_indices(G.shape[0])

@@ -64,6 +64,27 @@ def largest_angle(Q: np.ndarray, X: np.ndarray) -> float:
     return float(np.degrees(np.max(subspace_angles(Q, truth))))
 
 
+def leverage(Q: np.ndarray) -> np.ndarray:
+    """Each row's leverage in the span of orthonormal ``Q``: its squared row norm."""
+    return np.einsum("ij,ij->i", Q, Q)
+
+
+def same_neighbours(Q: np.ndarray, U: np.ndarray) -> float:
+    """The fraction of rows whose nearest other row is the same under the row geometry of ``Q``
+    and of ``U`` (for a basis of a block's columns: its whitened, Mahalanobis, geometry)."""
+    from scipy.spatial.distance import cdist
+
+    if Q.shape[0] < 2:
+        return float("nan")
+
+    def nearest(A: np.ndarray) -> np.ndarray:
+        d = cdist(A, A, "sqeuclidean")
+        np.fill_diagonal(d, np.inf)
+        return np.argmin(d, axis=1)
+
+    return float(np.mean(nearest(Q) == nearest(U)))
+
+
 def align_known_rows(Q: np.ndarray, known: np.ndarray, known_X: np.ndarray) -> np.ndarray:
     """Every row of ``X = Q T`` from the rows ``known`` of ``X``: ``T`` by least squares on
     ``Q[known] T = X[known]``; exact once the known rows span ``Q``'s columns.
@@ -95,9 +116,12 @@ class ColumnSpace(Scorer):
     Per target (a private ``N x d`` block, the estimate an ``N x r`` basis): ``captured``
     (fraction of the block's energy inside the estimated span; 1 is the whole column space),
     ``largest_angle`` (degrees; 0 is exact, 90 a missed direction), ``recovered_rank`` and
-    ``true_rank``; ``baseline_captured`` is a random subspace of the same rank (seeded by
-    the target's shape), and ``advantage`` closes the gap from it to 1 (per target, averaged
-    over the targets where there is a gap: none when the block's columns span every row).
+    ``true_rank``; what the span already gives: ``leverage_error`` (largest error in the rows'
+    leverage scores) and ``same_neighbours`` (rows whose nearest neighbour in the block's
+    whitened geometry the span finds). The ``baseline_`` figures are a random subspace of the
+    same rank (seeded by the target's shape); ``advantage`` closes the gap in ``captured``
+    from it to 1 (per target, averaged over the targets where there is a gap: none when the
+    block's columns span every row).
     """
 
     summary = ("Fraction of a private block's column space inside the estimated basis, largest "
@@ -114,10 +138,15 @@ class ColumnSpace(Scorer):
             Q = basis(np.asarray(reconstruction.estimates[key], dtype=np.float64))
             rng = np.random.default_rng(list(X.shape))
             guess = random_basis(X.shape[0], Q.shape[1], rng)
+            U = basis(X)
             per_target[key] = {
                 "captured": captured(Q, X), "largest_angle": largest_angle(Q, X),
+                "leverage_error": float(np.abs(leverage(Q) - leverage(U)).max()),
+                "baseline_leverage_error": float(np.abs(leverage(guess) - leverage(U)).max()),
+                "same_neighbours": same_neighbours(Q, U),
+                "baseline_same_neighbours": same_neighbours(guess, U),
                 "recovered_rank": float(Q.shape[1]),
-                "true_rank": float(basis(X).shape[1]),
+                "true_rank": float(U.shape[1]),
                 "baseline_captured": captured(guess, X),
                 "baseline_largest_angle": largest_angle(guess, X)}
             entry = per_target[key]
@@ -133,6 +162,10 @@ class ColumnSpace(Scorer):
             "largest_angle": mean("largest_angle"), "recovered_rank": mean("recovered_rank"),
             "true_rank": mean("true_rank"), "baseline_captured": mean("baseline_captured"),
             "baseline_largest_angle": mean("baseline_largest_angle"),
+            "leverage_error": mean("leverage_error"),
+            "baseline_leverage_error": mean("baseline_leverage_error"),
+            "same_neighbours": mean("same_neighbours"),
+            "baseline_same_neighbours": mean("baseline_same_neighbours"),
             "fraction_recovered": float(np.mean([
                 v["captured"] >= 1 - self.params.epsilon for v in values])) if values else 0.0,
         }

@@ -108,7 +108,11 @@ def main() -> None:
             print(f"  {view} (d = {X.shape[1]}, rank {rank:.0f}): full rank at round {reached} "
                   f"(ceil(d/C) = {math.ceil(X.shape[1] / C)}); captured "
                   f"{scores['per_target'][key]['captured']:.12f} (random subspace "
-                  f"{scores['per_target'][key]['baseline_captured']:.3f}); known rows "
+                  f"{scores['per_target'][key]['baseline_captured']:.3f}); leverage error "
+                  f"{scores['per_target'][key]['leverage_error']:.1e} (random "
+                  f"{scores['per_target'][key]['baseline_leverage_error']:.2f}); same nearest "
+                  f"neighbour {scores['per_target'][key]['same_neighbours']:.3f} (random "
+                  f"{scores['per_target'][key]['baseline_same_neighbours']:.4f}); known rows "
                   + ", ".join(f"m = {m}: error {e:.2e}" for m, e in errors))
     _, joint = attack(result, "curious-client", "party1", "column-space")
     print(f"  label holder party1 ({views[0]}): captured {joint['captured']:.12f} of the other "

@@ -40,6 +40,9 @@ def test_the_server_recovers_each_views_column_space_within_d_over_c_rounds() ->
     reconstruction, scores = score(result, "subspace-accumulation", "server", "column-space")
     assert scores["captured"] > 1 - 1e-9 and scores["largest_angle"] < 0.1
     assert scores["baseline_captured"] < 0.5 and scores["advantage"] > 0.999
+    # what the span already gives: leverage scores and whitened nearest neighbours
+    assert scores["leverage_error"] < 1e-5 < scores["baseline_leverage_error"]
+    assert scores["same_neighbours"] > 0.95 > 0.1 > scores["baseline_same_neighbours"]
     ranks = reconstruction.info["rank_by_round"]
     zer = next(c for c in ranks if c != "party2")  # party1 holds zer (47 features), party2 mor
     assert ranks[zer][:5] == [10, 20, 30, 40, 47]  # C = 10 new directions a round: ceil(47/10)

@@ -46,3 +46,20 @@ def test_a_sweep_of_configurations_identifies_the_gram_matrix_and_class_sums() -
     # one run alone: not identified
     G_one, _ = cd.solve(systems[:1])
     assert np.linalg.norm(G_one - G) > 0.1 * np.linalg.norm(G)
+
+
+def test_two_sweeps_whose_data_differ_by_one_record_give_the_record() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 4))
+    y = rng.integers(0, 2, 60)
+    recovered = []
+    for rows in (slice(0, 59), slice(0, 60)):  # the second holds one record more: row 59
+        Xs, Y = [X[rows, :2], X[rows, 2:]], maths.one_hot(y[rows], 2)
+        systems = [cd.conditions(local_optimum(Xs, Y, zeta, eta, beta, rng), beta=beta,
+                                 zeta=zeta, eta=eta, eps=TIGHT.eps)
+                   for zeta, eta, beta in CONFIGS]
+        recovered.append(cd.solve(systems))
+    (G, B), (G_more, B_more) = recovered
+    x, label = cd.record_from_difference(G, B, G_more, B_more)
+    np.testing.assert_allclose(x, X[59], atol=1e-6)
+    assert label == y[59]
