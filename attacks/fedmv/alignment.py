@@ -56,6 +56,19 @@ def load_records(path: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+@dataclass(frozen=True, kw_only=True)
+class RecordsParams:
+    """The known records an attack needs: ``records=PATH``, a ``.npz`` (:func:`load_records`)."""
+
+    records: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.records, str) or not self.records:
+            raise ValidationError(
+                "This attack needs records=PATH: a .npz of the training rows the adversary "
+                "knows (NAME/rows, NAME/X per attacked party).")
+
+
 @register("attack", "known-record-alignment")
 class KnownRecordAlignment(Attack):
     """Every row of a view from its recovered column space and a few records the adversary
@@ -65,16 +78,7 @@ class KnownRecordAlignment(Attack):
                "gives every row of X_k; exact once m >= rank.")
     paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
-
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        records: str = ""
-
-        def __post_init__(self) -> None:
-            if not isinstance(self.records, str) or not self.records:
-                raise ValidationError(
-                    "Attack 'known-record-alignment' needs records=PATH: a .npz of the rows the "
-                    "adversary knows (NAME/rows, NAME/X per attacked party).")
+    Params = RecordsParams
 
     def not_applicable(self, view: View) -> str | None:
         return SubspaceAccumulation().not_applicable(view)

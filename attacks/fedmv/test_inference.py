@@ -13,13 +13,10 @@ Here the server learns ``W_k`` itself: known-record alignment gives every traini
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from fedsec.attacks.fedmv.alignment import KnownRecordAlignment
+from fedsec.attacks.fedmv.alignment import KnownRecordAlignment, RecordsParams
 from fedsec.attacks.fedmv.subspace import consensus_by_round, estimates_by_round
-from fedsec.errors import ValidationError
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key, truth_key
@@ -53,16 +50,7 @@ class TestInference(Attack):
     paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS, tags.TEST_ESTIMATE})
     __test__ = False  # a class named Test* is not a pytest test
-
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        records: str = ""
-
-        def __post_init__(self) -> None:
-            if not isinstance(self.records, str) or not self.records:
-                raise ValidationError(
-                    "Attack 'test-inference' needs records=PATH: a .npz of the training rows "
-                    "the adversary knows (NAME/rows, NAME/X per attacked party).")
+    Params = RecordsParams
 
     def not_applicable(self, view: View) -> str | None:
         reason = super().not_applicable(view)
