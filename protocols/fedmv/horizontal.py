@@ -24,15 +24,13 @@ import numpy as np
 
 from fedsec.backends.primitives import secure_sum
 from fedsec.errors import ValidationError
-from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedmv import maths, tags
 from fedsec.protocols.fedmv.setup import (
-    DEFAULT_DATASET,
-    PAPER,
     SERVER,
+    FederatedMVL,
     MVLParams,
-    centralized,
     classification_metrics,
     initial_weights,
     view_columns,
@@ -41,7 +39,6 @@ from fedsec.registry import register
 from fedsec.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fedsec.data import Dataset
     from fedsec.federation import Federation
 
 
@@ -62,19 +59,14 @@ class HFedMVParams(MVLParams):
 
 
 @register("protocol", "h-fedmv")
-class HFedMV(Protocol):
+class HFedMV(FederatedMVL):
     """Horizontal federated multi-view learning: clients hold all views of their own rows."""
 
     summary = ("Horizontal federated MVL: clients fit MVL locally from the broadcast weights; "
                "the server averages them (a weighted secure sum).")
-    paper = PAPER
     partition_kinds = ("horizontal",)
     default_partition = "horizontal:parties=4"
-    default_dataset = DEFAULT_DATASET
-    coordinators = ((SERVER, "server"),)
-    requires = frozenset({"sum"})
     exposes = frozenset({tags.GLOBAL_WEIGHTS, tags.LOCAL_WEIGHTS})
-    renamed_tags = tags.RENAMED
     Params = HFedMVParams
 
     def agreement_rtol(self, backend: MaskingBackend) -> float:
@@ -143,10 +135,6 @@ class HFedMV(Protocol):
         values = {f"W/{view}": W for view, W in zip(views, Ws, strict=True)}
         values["test_scores"] = scores
         return Outcome(metrics=metrics, values=values)
-
-    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
-        return centralized(self.params, train, test, seed)
-
 
 def _local_fit(shard: Any, views: dict[str, np.ndarray], flat: np.ndarray,
                shapes: list[tuple[int, int]], n_classes: int, p: MVLParams,

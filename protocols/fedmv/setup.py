@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedsec.errors import ValidationError
+from fedsec.interfaces import Protocol
 from fedsec.outcomes import Outcome
-from fedsec.protocols.fedmv import maths
+from fedsec.protocols.fedmv import maths, tags
 from fedsec.seeding import generator
 from fedsec.validation import check_float, check_int
 
@@ -104,6 +105,19 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, 
         y_true, predicted, average="macro", zero_division=0)
     return {"accuracy": float(accuracy_score(y_true, predicted)), "precision": float(precision),
             "recall": float(recall), "f1": float(f1)}
+
+
+class FederatedMVL(Protocol):
+    """What V-FedMV and H-FedMV share: a server, the backend's sum, the centralized reference."""
+
+    paper = PAPER
+    default_dataset = DEFAULT_DATASET
+    coordinators = ((SERVER, "server"),)
+    requires = frozenset({"sum"})
+    renamed_tags = tags.RENAMED
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        return centralized(self.params, train, test, seed)
 
 
 def centralized(params: MVLParams, train: Dataset, test: Dataset, seed: int) -> Outcome:

@@ -25,13 +25,14 @@ import numpy as np
 
 from fedsec.backends.primitives import secure_sum
 from fedsec.errors import ValidationError
-from fedsec.interfaces import CentralizedProtocol, Defense, MaskingBackend, Protocol
+from fedsec.interfaces import CentralizedProtocol, Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedmv import maths, tags
 from fedsec.protocols.fedmv.setup import (
     DEFAULT_DATASET,
     PAPER,
     SERVER,
+    FederatedMVL,
     MVLParams,
     centralized,
     classification_metrics,
@@ -86,20 +87,15 @@ class SingleView(CentralizedProtocol):
 
 
 @register("protocol", "v-fedmv")
-class VFedMV(Protocol):
+class VFedMV(FederatedMVL):
     """Vertical federated multi-view learning: each client holds one view of every sample."""
 
     summary = ("Vertical federated MVL: clients send zeta_k and Z_k (through the backend's sum), "
                "the server holding Y returns the consensus Z.")
-    paper = PAPER
     partition_kinds = ("vertical",)
     default_partition = "vertical:by=groups"
-    default_dataset = DEFAULT_DATASET
-    coordinators = ((SERVER, "server"),)
-    requires = frozenset({"sum"})
     exposes = frozenset({tags.LABELS, tags.CONSENSUS, tags.VIEW_ESTIMATE, tags.TEST_ESTIMATE,
                          tags.TEST_CONSENSUS})
-    renamed_tags = tags.RENAMED
     Params = MVLParams
 
     def run(self, federation: Federation, backend: MaskingBackend,
@@ -212,10 +208,6 @@ class VFedMV(Protocol):
                 if step and change <= p.test_tol:
                     return Z, step
         return Z, p.max_test_steps
-
-    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
-        return centralized(self.params, train, test, seed)
-
 
 def _contribution(zeta: float, Zk: np.ndarray) -> np.ndarray:
     """``[zeta_k, zeta_k Z_k]``, flattened: what the server needs summed over views."""
