@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,20 @@ class Gate:
             )
         return cls(match.group(1), match.group(2), float(match.group(3)))
 
+    def __str__(self) -> str:
+        return f"leakage.{self.metric} {self.op} {self.value:g}"
+
+    def measured(self, cells: Iterable[Mapping[str, Any]]) -> list[float]:
+        """Every finite value of the metric that an attack measured in a successful run."""
+        values = []
+        for cell in cells:
+            for attack in cell.get("attacks", []):
+                value = attack.get("scores", {}).get(self.metric) if attack["status"] == "ok" \
+                    else None
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    values.append(float(value))
+        return values
+
     def crossings(self, cells: Iterable[Mapping[str, Any]]) -> list[str]:
         """Readable lines for every (run, attack) whose metric crosses the threshold."""
         out = []
@@ -51,3 +66,58 @@ class Gate:
                                f"{attack['attack']} as {attack['threat']} has {self.metric} = "
                                f"{value:.4g} {self.op} {self.value:g}")
         return out
+
+
+def reported_metrics(cells: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The numeric leakage metrics the audit's scorers produced."""
+    return {name for cell in cells for attack in cell.get("attacks", [])
+            if attack["status"] == "ok"
+            for name, value in attack.get("scores", {}).items()
+            if (isinstance(value, (int, float)) and not isinstance(value, bool)) or value is None}
+
+
+def failures(cells: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Readable lines for every run that failed and every attack that raised an error."""
+    out = []
+    for cell in cells:
+        where = f"{cell['configuration']} seed {cell['config']['seed']}"
+        if cell["status"] != "ok":
+            out.append(f"run failed: {where}: {cell.get('error')}")
+            continue
+        for attack in cell.get("attacks", []):
+            if attack["status"] == "error":
+                out.append(f"attack failed: {where}: {attack['attack']} as {attack['threat']}: "
+                           f"{attack.get('error')}")
+    return out
+
+
+def evaluate(gates: Iterable[Gate], cells: Sequence[Mapping[str, Any]]) -> tuple[bool, list[str]]:
+    """Whether the audit fails its gates, and why (one line each).
+
+    An audit fails when a run or an attack failed, when a gate is crossed, or when a gate
+    measured nothing (no successful attack reported its metric): a gate that checks nothing
+    must not pass. A gate on a metric none of the audit's scorers produces is a usage error.
+
+    Examples
+    --------
+    >>> cell = {"configuration": "c", "config": {"seed": 0}, "status": "ok", "attacks": [
+    ...     {"attack": "a", "threat": "t", "status": "ok", "scores": {"advantage": 0.9}}]}
+    >>> evaluate([Gate.parse("leakage.advantage > 0.5")], [cell])
+    (True, ['threshold crossed: c seed 0: a as t has advantage = 0.9 > 0.5'])
+    >>> evaluate([Gate.parse("leakage.advantage > 0.95")], [cell])
+    (False, [])
+    """
+    lines = failures(cells)
+    known = reported_metrics(cells)
+    for gate in gates:
+        if known and gate.metric not in known:
+            raise ValidationError(
+                f"--fail-if '{gate}': the audit's scorers report no metric {gate.metric!r}; "
+                f"they report: {', '.join(sorted(known))}."
+            )
+        if not gate.measured(cells):
+            lines.append(f"gate measured nothing: --fail-if '{gate}' found no value of "
+                         f"{gate.metric!r} in any run (every attack failed, did not apply, or "
+                         "scored NaN), so it checked nothing")
+        lines += [f"threshold crossed: {line}" for line in gate.crossings(cells)]
+    return bool(lines), lines

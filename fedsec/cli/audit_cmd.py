@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from fedsec.audit import load_spec, run_audit
-from fedsec.audit.gate import Gate
+from fedsec.audit.gate import Gate, evaluate
 from fedsec.cli.output import print_json, progress
 from fedsec.report import build_report
 from fedsec.validation import check_int
@@ -25,7 +25,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cell", help="run only this cell id (printed in results and reports)")
     p.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
                    help="exit 1 when a leakage threshold is crossed, e.g. "
-                        "'leakage.advantage > 0.5' (repeatable)")
+                        "'leakage.advantage > 0.5' (repeatable); an audit with a failed run "
+                        "or a gate that measured nothing exits 1 too, and a metric no "
+                        "scorer reports is a usage error (exit 2)")
     p.add_argument("--json", action="store_true", help="print the report data as JSON")
     p.set_defaults(handler=handle_audit)
     r = sub.add_parser("report", help="rebuild an audit's report from its results",
@@ -55,12 +57,9 @@ def handle_audit(args: argparse.Namespace) -> int:
         for line in report["verdicts"]:
             print(f"  {line}")
         print(f"  wrote {out}/report.html, report.md, results.json")
-    failed = False
-    for gate in gates:
-        crossings = gate.crossings(cells)
-        for line in crossings:
-            print(f"fedsec: threshold crossed: {line}", file=sys.stderr)
-        failed = failed or bool(crossings)
+    failed, lines = evaluate(gates, cells)
+    for line in lines:
+        print(f"fedsec: {line}", file=sys.stderr)
     return 1 if failed else 0
 
 
