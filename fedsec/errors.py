@@ -47,5 +47,9 @@ class TranscriptError(FedsecError, ValueError):
     """A transcript is corrupt, truncated, tampered with or misused."""
 
 
+class MissingInputError(ValidationError, TranscriptError):
+    """An input file or folder that does not exist: a usage error wherever it is named."""
+
+
 class PartitionError(ValidationError):
     """A partition spec or grid is invalid."""

@@ -43,7 +43,9 @@ def build_params(params_cls: type, values: Mapping[str, Any], *, owner: str) -> 
     converted = {k: _convert(v, hints.get(k), owner, k) for k, v in values.items()}
     try:
         return params_cls(**converted)
-    except TypeError as error:  # a missing required parameter
+    except ValidationError:
+        raise
+    except (TypeError, ValueError) as error:  # a missing parameter, or a plug-in's own check
         raise ValidationError(f"{owner}: {error}") from None
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from fedsec import registry
 from fedsec.cli.output import print_json
-from fedsec.errors import TranscriptError, ValidationError
+from fedsec.errors import FedsecError, TranscriptError, ValidationError
 from fedsec.params import parse_assignments
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
 from fedsec.private_store import load_private
@@ -63,7 +63,16 @@ def handle(args: argparse.Namespace) -> int:
             raise ValidationError(f"--truth {args.truth}: no {PRIVATE_FILE} there; pass the "
                                   "directory 'fedsec run --out' wrote.")
         scorer = registry.create("scorer", args.scorer or attack.default_scorer)
-        outcome["scores"] = scorer.score(reconstruction, load_private(truth_path))
+        try:
+            outcome["scores"] = scorer.score(reconstruction, load_private(truth_path))
+        except FedsecError:
+            raise
+        except (ValueError, TypeError, IndexError, ArithmeticError) as error:
+            raise ValidationError(
+                f"Scorer {scorer.name!r} cannot score what {attack.name!r} recovers "
+                f"({type(error).__name__}: {error}); use its default scorer, "
+                f"--scorer {attack.default_scorer}."
+            ) from error
     if args.json:
         print_json(outcome)
         return 0

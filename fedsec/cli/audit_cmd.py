@@ -11,6 +11,7 @@ from typing import Any
 from fedsec.audit import load_spec, run_audit
 from fedsec.audit.gate import Gate, evaluate
 from fedsec.cli.output import print_json, progress
+from fedsec.errors import ValidationError
 from fedsec.report import build_report
 from fedsec.validation import check_int
 
@@ -43,6 +44,9 @@ def handle_audit(args: argparse.Namespace) -> int:
     check_int(args.jobs, owner="fedsec audit", name="--jobs", min_value=1)
     spec = load_spec(args.spec)
     out = Path(args.out) if args.out else Path("runs") / spec.name
+    if out.exists() and not out.is_dir():
+        raise ValidationError(f"--out {out} is a file; name a folder for the audit's results "
+                              "(it is created if missing).")
     say = None if args.json else progress
     started = time.perf_counter()
     cells = run_audit(spec, out, jobs=args.jobs, only=args.cell, progress=say)

@@ -72,6 +72,9 @@ def partition_argument(text: str | None) -> str | dict[str, Any] | None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValidationError(f"--out {args.out} is a file; name a folder for the transcript, "
+                              "result and private store (it is created if missing).")
     config = RunConfig(
         protocol=args.protocol, dataset=args.dataset,
         partition=partition_argument(args.partition),

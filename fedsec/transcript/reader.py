@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from fedsec.errors import TranscriptError
+from fedsec.errors import MissingInputError, TranscriptError
 from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.message import Message
 from fedsec.transcript.payload import decode
@@ -32,7 +32,7 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     """
     path = Path(path)
     if not path.is_file():
-        raise TranscriptError(f"No transcript at {str(path)!r}: the file does not exist.")
+        raise MissingInputError(f"No transcript at {str(path)!r}: the file does not exist.")
     with pa.memory_map(str(path)) as source:
         magic = source.read(len(fmt.FILE_MAGIC))
         if magic != fmt.FILE_MAGIC:

@@ -135,7 +135,7 @@ def test_unknown_party_in_attack_lists_parties(run_dir: Path) -> None:
 
 def test_debug_shows_traceback(tmp_path: Path) -> None:
     proc = fedsec("--debug", "inspect", str(tmp_path / "missing.arrow"))
-    assert proc.returncode == 1 and "Traceback" in proc.stderr
+    assert proc.returncode == 2 and "Traceback" in proc.stderr
 
 
 def test_list_kinds() -> None:
