@@ -14,6 +14,7 @@ from fedsec.errors import ValidationError
 from fedsec.report.aggregate import LEAKAGE, configurations
 from fedsec.report.plots import frontier_png, rounds_png, sweep_png
 from fedsec.report.render import html_report, markdown_report, verdict_lines
+from fedsec.report.tidy import write_tidy
 from fedsec.report.verdicts import defence_effects, key_findings
 from fedsec.results import write_json
 
@@ -21,7 +22,8 @@ REPORT_SCHEMA_VERSION = "1"
 
 
 def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """Write ``report.html``, ``report.md``, ``plots/`` and ``results.json``; return the data."""
+    """Write ``report.html``, ``report.md``, ``plots/``, ``results.json`` and the tidy
+    ``results.csv``/``results.parquet``; return the data."""
     out = Path(out_dir)
     scenario_path = out / "scenario.json"
     cell_files = sorted((out / "cells").glob("*.json"))
@@ -66,6 +68,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
                                              for (t, a), c in report["who_learned"].items()],
                    "cells": cells, "plots": sorted(plots)}
     write_json(out / "results.json", json_report)
+    write_tidy(out, cells)
     return json_report
 
 

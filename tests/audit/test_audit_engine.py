@@ -185,3 +185,20 @@ def test_an_attack_with_a_per_round_curve_gets_a_rounds_plot(tmp_path: Path) -> 
     assert curve["series"]["party1"][:5] == [10, 20, 30, 40, 47]
     masked = next(c for c in report["cells"] if c["config"]["backend"] == "noise")
     assert masked["attacks"][0]["status"] == "not applicable"
+
+
+def test_results_come_as_one_tidy_table(tmp_path: Path) -> None:
+    import pandas as pd
+
+    run_audit(load_spec(write(tmp_path)), tmp_path / "out")
+    build_report(tmp_path / "out")
+    table = pd.read_csv(tmp_path / "out" / "results.csv")
+    # 2 backends x (none + 1 defence) x 2 seeds = 8 runs, each attacked as 2 adversaries
+    assert len(table) == 16
+    assert set(table["threat"]) == {"aggregator", "eavesdropper:party1->aggregator"}
+    assert {"protocol", "backend", "defense", "seed", "accuracy", "attack_status",
+            "leakage.advantage", "leakage.baseline_relative_error"} <= set(table.columns)
+    readable = table[(table["backend"] == "plain") & table["defense"].isna()]
+    assert (readable["leakage.advantage"] > 0.99).all()
+    parquet = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    assert parquet.shape == table.shape
