@@ -28,7 +28,7 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
     started = time.perf_counter()
     base: dict[str, Any] = {"schema_version": CELL_SCHEMA_VERSION, "cell": cell.id,
                             "configuration": cell.configuration, "config": cell.config_dict(),
-                            "command": command}
+                            "dataset": cell.dataset or spec.datasets[0], "command": command}
     config = RunConfig(protocol=cell.protocol, dataset=cell.dataset or spec.datasets[0],
                        partition=spec.partition,
                        backend=cell.backend, backend_params=dict(spec.backend_params),

@@ -31,7 +31,13 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValidationError(f"{out} holds no audit results (scenario.json and cells/*.json); "
                               "run 'fedsec audit SPEC.toml --out DIR' first.")
     scenario = json.loads(scenario_path.read_text(encoding="utf-8"))
-    cells = [json.loads(p.read_text(encoding="utf-8")) for p in cell_files]
+    every = [json.loads(p.read_text(encoding="utf-8")) for p in cell_files]
+    wanted = _scenario_cells(scenario)
+    cells = [c for c in every if wanted is None or c.get("cell") in wanted]
+    stale = sorted(c.get("cell", "?") for c in every if c not in cells)
+    if not cells:
+        raise ValidationError(f"{out} holds no result of its scenario's cells (only {len(stale)} "
+                              "stale ones from an earlier scenario); run 'fedsec audit' again.")
     configs = sorted(configurations(cells), key=_order)
     pairs = sorted({(a["attack"], a["threat"]) for c in configs for a in c["attacks"]})
     plots: dict[str, bytes] = {}
@@ -57,6 +63,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "defence_effects": defence_effects(configs), "who_learned": _who_learned(configs),
         "errors": [f"{c['configuration']} seed {c['config']['seed']}: {c.get('error')}"
                    for c in cells if c["status"] != "ok"],
+        "stale_cells": stale,
         "commands": [c["command"] for c in cells],
     }
     (out / "plots").mkdir(exist_ok=True)
@@ -70,6 +77,19 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     write_json(out / "results.json", json_report)
     write_tidy(out, cells)
     return json_report
+
+
+def _scenario_cells(scenario: dict[str, Any]) -> set[str] | None:
+    """The ids of the cells the scenario defines now (None when it no longer parses here)."""
+    from fedsec.audit.spec import parse_spec
+    from fedsec.errors import FedsecError
+
+    try:
+        spec = parse_spec(scenario["scenario"], source=scenario.get("source", "scenario"),
+                          base_dir=scenario.get("base_dir", "."))
+    except FedsecError:
+        return None
+    return {cell.id for cell in spec.cells()}
 
 
 def _order(config: dict[str, Any]) -> tuple[Any, ...]:

@@ -96,6 +96,10 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
     if report["errors"]:
         parts.append("<h2 class='bad'>Failed runs</h2><ul>")
         parts += [f"<li>{esc(e)}</li>" for e in report["errors"]] + ["</ul>"]
+    if report.get("stale_cells"):
+        parts.append(f"<p class='muted'>{len(report['stale_cells'])} result file(s) in cells/ "
+                     "belong to an earlier version of the scenario and are not counted: "
+                     f"{esc(', '.join(report['stale_cells']))}</p>")
     parts.append("<h2>Scenario</h2><pre>" + esc(report["scenario_text"]) + "</pre>")
     parts.append("<h2>Rerun one run</h2><pre>" + esc("\n".join(report["commands"][:50]))
                  + ("\n..." if len(report["commands"]) > 50 else "") + "</pre>")
@@ -120,6 +124,10 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
     lines += ["", "## Attacks", "", _md_table(ATTACK_HEAD, attack_rows(report["configurations"]))]
     if report["errors"]:
         lines += ["", "## Failed runs", ""] + [f"- {e}" for e in report["errors"]]
+    if report.get("stale_cells"):
+        lines += ["", f"{len(report['stale_cells'])} result file(s) in cells/ belong to an "
+                  "earlier version of the scenario and are not counted: "
+                  + ", ".join(report["stale_cells"])]
     return "\n".join(lines) + "\n"
 
 

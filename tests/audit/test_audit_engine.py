@@ -202,3 +202,15 @@ def test_results_come_as_one_tidy_table(tmp_path: Path) -> None:
     assert (readable["leakage.advantage"] > 0.99).all()
     parquet = pd.read_parquet(tmp_path / "out" / "results.parquet")
     assert parquet.shape == table.shape
+
+
+def test_a_narrowed_scenario_reports_only_its_own_cells(tmp_path: Path) -> None:
+    run_audit(load_spec(write(tmp_path)), tmp_path / "out")
+    narrowed = write(tmp_path, SCENARIO.replace('backends = ["plain", "noise"]',
+                                                'backends = ["plain"]'), name="narrow.toml")
+    cells = run_audit(load_spec(narrowed), tmp_path / "out")
+    assert len(cells) == 4 and all(c["dataset"] == "iris" for c in cells)
+    report = build_report(tmp_path / "out")
+    assert report["n_cells"] == 4 and len(report["stale_cells"]) == 4
+    assert {c["config"]["backend"] for c in report["cells"]} == {"plain"}
+    assert "earlier version of the scenario" in (tmp_path / "out" / "report.md").read_text()
