@@ -38,7 +38,8 @@ def tidy_rows(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         defense = config.get("defense") or {}
         base: dict[str, Any] = {
             "cell": cell.get("cell"), "configuration": cell.get("configuration"),
-            "protocol": config.get("protocol"), "dataset": cell.get("dataset") or config.get("dataset") or None,
+            "protocol": config.get("protocol"),
+            "dataset": cell.get("dataset") or config.get("dataset") or None,
             "backend": config.get("backend"), "defense": defense.get("name"),
             "defense_params": ",".join(f"{k}={v}" for k, v in defense.get("params", {}).items())
             or None,
