@@ -54,7 +54,6 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     every core busy already turn it off.
     """
     say = progress or (lambda _msg: None)
-    started = time.perf_counter()
     config, protocol, backend = checked.config, checked.protocol, checked.backend
     defenses, spec = checked.defenses, checked.partition
 
@@ -83,6 +82,7 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
                                            test=test)
     say(f"running {protocol.name} among {len(partition.parties)} parties with {backend.name}")
+    started = time.perf_counter()  # the protocol's own time: data loading and imports excluded
     try:
         outcome = protocol.run(federation, backend, defenses)
     except BaseException as error:
