@@ -80,3 +80,18 @@ def summarize(
     if wall_seconds is not None:
         out["total"]["wall_seconds"] = wall_seconds
     return out
+
+
+def human_bytes(n: float) -> str:
+    """A byte count in B, KiB, MiB or GiB.
+
+    Examples
+    --------
+    >>> human_bytes(1536), human_bytes(400), human_bytes(3 * 1024**3)
+    ('1.5 KiB', '400 B', '3.0 GiB')
+    """
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"  # pragma: no cover

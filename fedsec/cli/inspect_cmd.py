@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fedsec.cli.output import human_bytes, print_json, table
-from fedsec.cost import summarize
+from fedsec.cli.output import print_json, table
+from fedsec.cost import human_bytes, summarize
 from fedsec.transcript import read_transcript
 
 

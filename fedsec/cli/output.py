@@ -31,15 +31,6 @@ def progress(message: str) -> None:
     print(f"fedsec: {message}", file=sys.stderr, flush=True)
 
 
-def human_bytes(n: float) -> str:
-    """1536 -> '1.5 KiB'."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"  # pragma: no cover
-
-
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"

@@ -12,7 +12,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from fedsec.cli.output import human_bytes, print_json, progress
+from fedsec.cli.output import print_json, progress
+from fedsec.cost import human_bytes
 from fedsec.errors import ValidationError
 from fedsec.params import parse_assignments
 from fedsec.runner import RunConfig, run

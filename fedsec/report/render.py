@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fedsec.cost import human_bytes
 from fedsec.report.aggregate import LEAKAGE
 from fedsec.report.verdicts import attack_verdict
 
@@ -54,12 +55,20 @@ def config_rows(configs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """One row per configuration: accuracy, agreement, cost."""
     return [[c["configuration"], str(len(c["seeds"])), fmt(c["accuracy"]),
              {True: "yes", False: "NO", None: "—"}[c["agrees_with_reference"]],
-             fmt(c["cost"]["bytes"], 4), fmt(c["cost"]["messages"], 4),
+             _bytes(c["cost"]["bytes"]), fmt(c["cost"]["messages"], 4),
              fmt(c["cost"]["wall_seconds"]), fmt(c["cost"]["crypto_seconds"])]
             for c in configs]
 
 
-CONFIG_HEAD = ["configuration", "seeds", "accuracy [95% CI]", "matches centralized", "bytes",
+def _bytes(stat: Mapping[str, Any] | None) -> str:
+    """The mean byte count in B, KiB, MiB or GiB."""
+    if not stat or stat.get("mean") is None:
+        return "—"
+    return human_bytes(float(stat["mean"]))
+
+
+CONFIG_HEAD = ["configuration", "seeds", "accuracy [95% CI]", "matches centralized",
+               "bytes on the wire",
                "messages", "protocol time (s)", "crypto time (s)"]
 ATTACK_HEAD = ["configuration", "attack", "adversary", "status", "advantage [95% CI]",
                "metrics (baseline)"]
