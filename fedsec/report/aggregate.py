@@ -13,8 +13,35 @@ import numpy as np
 LEAKAGE = "advantage"
 
 
-def mean_ci(values: Iterable[float | None]) -> dict[str, Any]:
-    """Mean and a 95% normal-approximation interval ``mean ± 1.96 s / sqrt(n)``.
+#: Metrics that are fractions in [0, 1] (by name, or by these prefixes and suffixes).
+_UNIT = ("accuracy", "precision", "recall", "f1", "roc_auc", "captured", "same_neighbours",
+         "recovered", "reidentified", "linked", "label_accuracy")
+
+
+def metric_range(name: str) -> tuple[float, float]:
+    """The range a metric's values live in, for clipping intervals.
+
+    Examples
+    --------
+    >>> metric_range("baseline_fraction_recovered"), metric_range("advantage")
+    ((0.0, 1.0), (-inf, 1.0))
+    >>> metric_range("relative_error")
+    (0.0, inf)
+    """
+    bare = name.removeprefix("baseline_")
+    if bare in _UNIT or bare.startswith("fraction_") or bare.endswith("_accuracy"):
+        return 0.0, 1.0
+    if bare == "advantage":
+        return -math.inf, 1.0
+    if bare.endswith(("error", "_rank", "angle")) or bare in ("bytes", "messages"):
+        return 0.0, math.inf
+    return -math.inf, math.inf
+
+
+def mean_ci(values: Iterable[float | None],
+            bounds: tuple[float, float] = (-math.inf, math.inf)) -> dict[str, Any]:
+    """Mean and a 95% normal-approximation interval ``mean ± 1.96 s / sqrt(n)``, clipped to
+    ``bounds`` (the metric's range: an accuracy interval never passes 1).
 
     Examples
     --------
@@ -22,6 +49,8 @@ def mean_ci(values: Iterable[float | None]) -> dict[str, Any]:
     2.0
     >>> mean_ci([5.0])["ci"] is None
     True
+    >>> mean_ci([0.9, 1.0, 1.0], bounds=(0.0, 1.0))["ci"][1]
+    1.0
     """
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     if not finite:
@@ -30,7 +59,9 @@ def mean_ci(values: Iterable[float | None]) -> dict[str, Any]:
     if len(finite) < 2:
         return {"mean": mean, "ci": None, "n": 1}
     half = 1.96 * float(np.std(finite, ddof=1)) / math.sqrt(len(finite))
-    return {"mean": mean, "ci": [mean - half, mean + half], "n": len(finite)}
+    low, high = bounds
+    return {"mean": mean, "ci": [max(mean - half, low), min(mean + half, high)],
+            "n": len(finite)}
 
 
 def pareto_front(leakage: Sequence[float], accuracy: Sequence[float]) -> list[bool]:
@@ -64,7 +95,7 @@ def configurations(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "configuration": label, "config": config, "seeds": sorted(c["config"]["seed"]
                                                                       for c in members),
             "errors": [c.get("error") for c in members if c["status"] != "ok"],
-            "accuracy": mean_ci(c["metrics"].get("accuracy") for c in ok),
+            "accuracy": mean_ci((c["metrics"].get("accuracy") for c in ok), (0.0, 1.0)),
             "agrees_with_reference": all(c["agrees_with_reference"] for c in ok) if ok else None,
             "cost": {k: mean_ci(c["cost"].get(k) for c in ok)
                      for k in ("bytes", "messages", "wall_seconds", "crypto_seconds")},
@@ -92,6 +123,7 @@ def _attacks(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if ok:
             names = [k for k, v in ok[0]["scores"].items() if isinstance(v, (int, float))
                      or v is None]
-            item["metrics"] = {k: mean_ci(e["scores"].get(k) for e in ok) for k in names}
+            item["metrics"] = {k: mean_ci((e["scores"].get(k) for e in ok), metric_range(k))
+                               for k in names}
         out.append(item)
     return out
