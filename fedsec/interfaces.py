@@ -231,9 +231,14 @@ def apply_transforms(defenses: Sequence[Defense], party: Party, tag: str,
 
 
 class Scorer(Component, ABC):
-    """Compares a Reconstruction with the ground truth."""
+    """Compares a Reconstruction with the ground truth.
+
+    ``glossary`` defines, in a sentence each, the metrics the scorer reports (reports show
+    the definitions of the metrics they use; ``baseline_NAME`` is NAME for the baseline).
+    """
 
     kind = "scorer"
+    glossary: ClassVar[Mapping[str, str]] = {}
 
     @abstractmethod
     def score(self, reconstruction: Reconstruction,

@@ -64,6 +64,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "errors": [f"{c['configuration']} seed {c['config']['seed']}: {c.get('error')}"
                    for c in cells if c["status"] != "ok"],
         "stale_cells": stale,
+        "glossary": glossary(configs, scenario.get("base_dir", ".")),
         "commands": [c["command"] for c in cells],
     }
     (out / "plots").mkdir(exist_ok=True)
@@ -77,6 +78,34 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     write_json(out / "results.json", json_report)
     write_tidy(out, cells)
     return json_report
+
+
+BASELINE = ("each attack's naive guess from what the adversary legitimately learns (for "
+            "example the mean of its own records); every metric is shown next to the "
+            "baseline's value (baseline_NAME).")
+
+
+def glossary(configs: list[dict[str, Any]], base_dir: str) -> dict[str, str]:
+    """Definitions of the metrics the report shows, from the scorers that reported them."""
+    from fedsec import registry
+    from fedsec.errors import FedsecError
+
+    shown: dict[str, set[str]] = defaultdict(set)
+    for config in configs:
+        for attack in config["attacks"]:
+            shown[attack["scorer"]].update(k for k in attack.get("metrics", {})
+                                           if not k.startswith("baseline_"))
+    out = {"baseline": BASELINE}
+    for scorer, metrics in sorted(shown.items()):
+        try:
+            definitions = registry.get("scorer", scorer, search=(base_dir,)).glossary
+        except FedsecError:
+            definitions = {}
+        for metric in sorted(metrics - {"n_targets", "epsilon"}):
+            text = definitions.get(metric, "(the scorer gives no definition)")
+            key = metric if metric not in out or out[metric] == text else f"{metric} ({scorer})"
+            out[key] = text
+    return out
 
 
 def _scenario_cells(scenario: dict[str, Any]) -> set[str] | None:

@@ -93,6 +93,10 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
     for name, png in plots.items():
         data = base64.b64encode(png).decode()
         parts.append(f"<img class='plot' alt='{esc(name)}' src='data:image/png;base64,{data}'>")
+    if report.get("glossary"):
+        parts.append("<h2>Glossary</h2><dl>")
+        parts += [f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in report["glossary"].items()]
+        parts.append("</dl>")
     parts.append(f"<details><summary>Verdicts per configuration ({len(report['verdicts'])})"
                  "</summary><ul>")
     parts += [f"<li>{esc(v)}</li>" for v in report["verdicts"]] + ["</ul></details>"]
@@ -133,6 +137,9 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
     lines += ["", "## Attacks", "", _md_table(ATTACK_HEAD, attack_rows(report["configurations"]))]
     if report["errors"]:
         lines += ["", "## Failed runs", ""] + [f"- {e}" for e in report["errors"]]
+    if report.get("glossary"):
+        lines += ["", "## Glossary", ""] + [f"- **{k}**: {v}" for k, v in
+                                            report["glossary"].items()]
     if report.get("stale_cells"):
         lines += ["", f"{len(report['stale_cells'])} result file(s) in cells/ belong to an "
                   "earlier version of the scenario and are not counted: "

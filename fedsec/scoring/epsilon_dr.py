@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -65,6 +65,16 @@ class EpsilonDR(Scorer):
     @dataclass(frozen=True, kw_only=True)
     class Params(EpsilonParams):
         epsilon: float = 0.1
+    glossary: ClassVar[Mapping[str, str]] = {
+        "passed": (
+            "whether every sample's reconstruction error exceeds epsilon (the certificate)."),
+        "margin": (
+            "the smallest per-sample error minus epsilon (negative: violated)."),
+        "min_error": (
+            "the smallest per-sample reconstruction error."),
+        "fraction_violating": (
+            "the fraction of samples reconstructed within epsilon."),
+    }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

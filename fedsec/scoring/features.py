@@ -7,7 +7,7 @@ For attacks that return a party's features in the shard's own row order (FDSKL's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -52,6 +52,18 @@ class FeatureRecovery(Scorer):
     paper = PAPER
 
     Params = EpsilonParams
+    glossary: ClassVar[Mapping[str, str]] = {
+        "relative_error": (
+            "||estimate - truth|| / ||truth|| of a recovered feature block."),
+        "feature_error_mean": (
+            "the relative error of each feature (column), averaged."),
+        "sample_error_mean": (
+            "the relative error of each sample (row), averaged."),
+        "fraction_recovered": (
+            "the fraction of samples recovered within relative error epsilon."),
+        "advantage": (
+            "1 - relative error / the baseline's (1: exact, 0: the baseline)."),
+    }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

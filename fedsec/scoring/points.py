@@ -10,7 +10,7 @@ Schönemann 1966), which is the auditor's step, never the attacker's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
@@ -62,6 +62,18 @@ class PointRecovery(Scorer):
                "alignment, fraction of points within epsilon, each against the baseline.")
 
     Params = EpsilonParams
+    glossary: ClassVar[Mapping[str, str]] = {
+        "distance_error": (
+            "the relative error on the hidden squared-distance block."),
+        "point_error": (
+            "each point's error after Procrustes alignment, averaged."),
+        "fraction_recovered": (
+            "the fraction of points recovered within epsilon after alignment."),
+        "fraction_estimated": (
+            "the fraction of points the attack could estimate at all."),
+        "advantage": (
+            "1 - point error / the baseline's (1: exact, 0: the baseline)."),
+    }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

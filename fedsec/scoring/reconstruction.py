@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -138,6 +138,13 @@ class ReconstructionError(Scorer):
     summary = "Relative error per target, fraction recovered within epsilon, against the baseline."
 
     Params = EpsilonParams
+    glossary: ClassVar[Mapping[str, str]] = {
+        "relative_error": "||estimate - truth|| / ||truth||, averaged over the targets.",
+        "fraction_recovered": "the fraction of targets recovered within relative error epsilon.",
+        "advantage": "1 - error / baseline error: 1 is exact recovery, 0 nothing beyond the "
+                     "baseline (the naive guess from what the adversary legitimately learns), "
+                     "negative worse than it.",
+    }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

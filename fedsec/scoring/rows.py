@@ -11,7 +11,7 @@ holding the true records could do), never the attack's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -111,6 +111,22 @@ class MatchedRows(Scorer):
     paper = PAPER
 
     Params = EpsilonParams
+    glossary: ClassVar[Mapping[str, str]] = {
+        "set_error": (
+            "the relative error of the estimated rows matched to the true records."),
+        "point_error": (
+            "each matched row's Euclidean error, averaged."),
+        "fraction_recovered": (
+            "the fraction of true records within epsilon of their match."),
+        "reidentified": (
+            "the fraction of rows whose match is the record they came from."),
+        "linked": (
+            "the same with each row's nearest record (matches need not be distinct)."),
+        "label_accuracy": (
+            "the fraction of estimated labels equal to the matched record's label."),
+        "advantage": (
+            "1 - set error / the baseline's (1: exact, 0: the baseline)."),
+    }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ their nearest neighbours follow from it, and a few known rows turn it into every
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -127,6 +127,20 @@ class ColumnSpace(Scorer):
     summary = ("Fraction of a private block's column space inside the estimated basis, largest "
                "principal angle, recovered and true rank, against a random subspace.")
     Params = EpsilonParams
+    glossary: ClassVar[Mapping[str, str]] = {
+        "captured": "the fraction of the private block inside the estimated span (1: its "
+                    "whole column space).",
+        "largest_angle": "the largest principal angle, in degrees, between the estimated span "
+                         "and the block's column space (0: exact, 90: a direction missed).",
+        "recovered_rank": "the dimension of the estimated span.",
+        "true_rank": "the rank of the private block.",
+        "leverage_error": "the largest error in the rows' leverage scores.",
+        "same_neighbours": "the fraction of rows whose nearest neighbour in the block's "
+                           "whitened geometry the span finds.",
+        "fraction_recovered": "the fraction of blocks captured within epsilon.",
+        "advantage": "how much of the gap from a random subspace of the same rank to the "
+                     "whole column space the attack closed (1: all of it).",
+    }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
@@ -206,6 +220,12 @@ class BinaryColumnsScore(Scorer):
 
     summary = "Fraction of a block's 0/1 columns recovered exactly, and spurious columns."
     Params = EpsilonParams
+    glossary: ClassVar[Mapping[str, str]] = {
+        "binary_columns": "the private blocks' non-constant 0/1 columns.",
+        "recovered": "the fraction of those columns found exactly (up to complement).",
+        "spurious": "found columns that are no column of the block.",
+        "advantage": "recovered against the baseline's (1: every 0/1 column found).",
+    }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

@@ -214,3 +214,12 @@ def test_a_narrowed_scenario_reports_only_its_own_cells(tmp_path: Path) -> None:
     assert report["n_cells"] == 4 and len(report["stale_cells"]) == 4
     assert {c["config"]["backend"] for c in report["cells"]} == {"plain"}
     assert "earlier version of the scenario" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_the_report_defines_every_metric_it_shows(tmp_path: Path) -> None:
+    run_audit(load_spec(write(tmp_path)), tmp_path / "out")
+    report = build_report(tmp_path / "out")
+    glossary = report["glossary"]
+    assert {"baseline", "advantage", "relative_error", "fraction_recovered"} <= set(glossary)
+    assert not any("no definition" in text for text in glossary.values())
+    assert "<h2>Glossary</h2>" in (tmp_path / "out" / "report.html").read_text()
