@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,18 @@ class Federation:
         self.seed = seed
         self.partition = partition
         self.test = test
+        self.progress: Callable[[str], None] | None = None
+        self._last_report = 0.0
+
+    def report(self, message: str, *, every: float = 2.0) -> None:
+        """Tell whoever runs the protocol how a long run goes (``fedsec run`` prints it);
+        at most one message every ``every`` seconds, and nothing when nobody listens."""
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if now - self._last_report >= every:
+            self._last_report = now
+            self.progress(message)
 
     @classmethod
     def from_partition(

@@ -81,6 +81,7 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     network = Network(writer, partition.roles)
     federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
                                            test=test)
+    federation.progress = progress
     say(f"running {protocol.name} among {len(partition.parties)} parties with {backend.name}")
     started = time.perf_counter()  # the protocol's own time: data loading and imports excluded
     try:

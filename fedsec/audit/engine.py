@@ -78,8 +78,11 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
         cell = next(c for c in todo if c.id == result["cell"])
         write_json(cell_path(out, cell), result)
         status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
+        elapsed = time.perf_counter() - started
+        left = elapsed / i * (len(todo) - i)
         say(f"[{i}/{len(todo)}] {cell.configuration} | seed {cell.seed}: {status} "
-            f"({result['seconds']:.1f} s, {time.perf_counter() - started:.0f} s elapsed)")
+            f"({result['seconds']:.1f} s, {elapsed:.0f} s elapsed"
+            + (f", about {left:.0f} s left)" if i < len(todo) else ")"))
     # never leave it drawing in native code while the report starts or the process exits
     warm_up.join()
     return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells

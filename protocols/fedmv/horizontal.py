@@ -120,6 +120,7 @@ class HFedMV(FederatedMVL):
                 with net.compute(SERVER):
                     Ws = _unflatten(total[1:] / total[0], shapes)
                 local_change = max(changes) if changes else float("nan")
+            federation.report(f"h-fedmv round {round_} of {p.rounds} done")
         for client in clients:
             client.private[tags.FINAL_LOCAL_WEIGHTS] = previous[client.name]
         test_views = [test.X[:, cols] for cols in views.values()]

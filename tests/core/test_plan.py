@@ -78,3 +78,18 @@ def test_a_module_class_is_found_on_the_search_path_without_editing_sys_path(
         assert sys.path == before
     finally:
         sys.modules.pop("fedsec_test_user_defences", None)
+
+
+def test_long_protocols_report_progress_at_most_every_few_seconds() -> None:
+    from fedsec.testing import small_federation
+
+    federation = small_federation(2, 0)
+    federation.report("nobody listens")  # no progress callback: nothing happens
+    heard: list[str] = []
+    federation.progress = heard.append
+    for step in range(5):
+        federation.report(f"step {step}", every=3600.0)
+    assert heard == ["step 0"]
+    messages: list[str] = []
+    run(RunConfig(protocol="v-fedmv", dataset="mfeat:views=zer+mor"), progress=messages.append)
+    assert any(m.startswith("v-fedmv round 1:") for m in messages)
