@@ -19,11 +19,22 @@ def _figure() -> Any:
     return plt
 
 
-def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str) -> bytes | None:
-    """Leakage (attack advantage) against accuracy, one point per configuration, Pareto set marked.
+def frontier_points(configs: Sequence[Mapping[str, Any]], attack: str, threat: str
+                    ) -> tuple[list[tuple[float, float, bool, Mapping[str, Any]]],
+                               list[tuple[float, float]]]:
+    """The frontier's points ``(advantage, accuracy, measured, configuration)`` and its Pareto
+    set, taken from the measured points only.
 
-    A configuration in which the attack does not apply leaks nothing through
-    it and is drawn at advantage 0 with a hollow marker.
+    Examples
+    --------
+    >>> def config(adv, acc, status="ok"):
+    ...     return {"accuracy": {"mean": acc}, "attacks": [
+    ...         {"attack": "a", "threat": "t", "status": status,
+    ...          "metrics": {"advantage": {"mean": adv}}}]}
+    >>> points, best = frontier_points([config(1.0, 0.9), config(0.2, 0.8),
+    ...                                 config(None, 0.95, "not applicable")], "a", "t")
+    >>> [p[2] for p in points], best
+    ([True, True, False], [(0.2, 0.8), (1.0, 0.9)])
     """
     points = []
     for config in configs:
@@ -32,9 +43,24 @@ def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str)
                       if a["attack"] == attack and a["threat"] == threat), None)
         if acc is None or entry is None:
             continue
-        applies = entry["status"] == "ok"
-        adv = entry.get("metrics", {}).get(LEAKAGE, {}).get("mean") if applies else 0.0
-        points.append((0.0 if adv is None else adv, acc, applies, config))
+        adv = (entry.get("metrics", {}).get(LEAKAGE, {}).get("mean")
+               if entry["status"] == "ok" else None)
+        points.append((0.0 if adv is None else adv, acc, adv is not None, config))
+    measured = [p for p in points if p[2]]
+    front = pareto_front([p[0] for p in measured], [p[1] for p in measured])
+    best = sorted((p[0], p[1]) for p, f in zip(measured, front, strict=True) if f)
+    return points, best
+
+
+def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str) -> bytes | None:
+    """Leakage (attack advantage) against accuracy, one point per configuration, Pareto set marked.
+
+    A configuration in which the attack does not apply, or where its advantage is not
+    defined (nothing to gain over the baseline), is drawn apart: at advantage 0 with a hollow
+    marker, and never in the Pareto set, which only measured points enter. The axis holds
+    negative advantages (an attack worse than its baseline).
+    """
+    points, best = frontier_points(configs, attack, threat)
     if not points:
         return None
     plt = _figure()
@@ -52,15 +78,13 @@ def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str)
             ax.scatter(*zip(*filled, strict=True), color=color, s=46, alpha=0.85, label=label)
         if hollow:
             ax.scatter(*zip(*hollow, strict=True), facecolors="none", edgecolors=color, s=46,
-                       label=f"{label} (attack does not apply)")
-    front = pareto_front([p[0] for p in points], [p[1] for p in points])
-    best = sorted((p[0], p[1]) for p, f in zip(points, front, strict=True) if f)
+                       label=f"{label} (not applicable or not measured)")
     if best:
         ax.plot(*zip(*best, strict=True), color="black", lw=1.2, ls="--", label="Pareto set")
         ax.scatter(*zip(*best, strict=True), s=120, facecolors="none", edgecolors="black")
     ax.set_xlabel(f"leakage: {attack} as {threat} (advantage over the naive baseline)")
     ax.set_ylabel("test accuracy")
-    ax.set_xlim(-0.05, 1.05)
+    ax.set_xlim(min(-0.05, min(p[0] for p in points) - 0.05), 1.05)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
     ax.set_title(f"Leakage versus accuracy: {attack} as {threat}", fontsize=10)
