@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,29 +43,27 @@ class Gate:
     def __str__(self) -> str:
         return f"leakage.{self.metric} {self.op} {self.value:g}"
 
-    def measured(self, cells: Iterable[Mapping[str, Any]]) -> list[float]:
-        """Every finite value of the metric that an attack measured in a successful run."""
-        values = []
+    def _values(self, cells: Iterable[Mapping[str, Any]]
+                ) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any], float]]:
+        """``(cell, attack, value)`` for every finite value of the metric that an attack
+        measured in a successful run."""
         for cell in cells:
             for attack in cell.get("attacks", []):
                 value = attack.get("scores", {}).get(self.metric) if attack["status"] == "ok" \
                     else None
                 if isinstance(value, (int, float)) and math.isfinite(value):
-                    values.append(float(value))
-        return values
+                    yield cell, attack, float(value)
+
+    def measured(self, cells: Iterable[Mapping[str, Any]]) -> list[float]:
+        """Every finite value of the metric that an attack measured in a successful run."""
+        return [value for _, _, value in self._values(cells)]
 
     def crossings(self, cells: Iterable[Mapping[str, Any]]) -> list[str]:
         """Readable lines for every (run, attack) whose metric crosses the threshold."""
-        out = []
-        for cell in cells:
-            for attack in cell.get("attacks", []):
-                value = attack.get("scores", {}).get(self.metric) if attack["status"] == "ok" \
-                    else None
-                if isinstance(value, (int, float)) and _OPS[self.op](value, self.value):
-                    out.append(f"{cell['configuration']} seed {cell['config']['seed']}: "
-                               f"{attack['attack']} as {attack['threat']} has {self.metric} = "
-                               f"{value:.4g} {self.op} {self.value:g}")
-        return out
+        return [f"{cell['configuration']} seed {cell['config']['seed']}: {attack['attack']} as "
+                f"{attack['threat']} has {self.metric} = {value:.4g} {self.op} {self.value:g}"
+                for cell, attack, value in self._values(cells)
+                if _OPS[self.op](value, self.value)]
 
 
 def reported_metrics(cells: Iterable[Mapping[str, Any]]) -> set[str]:
