@@ -69,6 +69,11 @@ class Protocol(Component, ABC):
             )
         check_operations(backend, cls.requires, who=f"Protocol {cls.name!r}")
 
+    def check_data(self, n_samples: int, n_features: int) -> None:
+        """Refuse a training set these parameters cannot run on (``n_samples`` training rows
+        of ``n_features`` columns); called before anything runs, by ``fedsec run`` and by an
+        audit's validation. Accepts everything by default."""
+
     def agreement_rtol(self, backend: MaskingBackend) -> float:
         """How close (relative) the federated result must be to the centralized one."""
         return 1e-9 if backend.exact else 1e-6

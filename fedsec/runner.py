@@ -64,6 +64,7 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     split = dataset.split(test_size=checked.test_size, rng=generator(config.seed, "split"))
     split = split.scaled(config.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
     train, test = split.train, split.test
+    protocol.check_data(train.n_samples, train.n_features)
     partition = spec.apply(
         n_samples=train.n_samples, feature_groups=train.feature_groups,
         y=train.y if train.task != "regression" else None, cohorts=train.cohorts,

@@ -42,13 +42,16 @@ def check_dataset(dataset: Any, problems: list[str]) -> None:
 
 def check_runs(cells: Iterable[Cell], *, partition: str | Mapping[str, Any] | None,
                backend_params: Mapping[str, Any], search: SearchPath,
+               datasets: Sequence[str] = (), test_size: float | int | None = None,
                problems: list[str]) -> None:
-    """Plan every distinct run of the grid (seeds and datasets aside) as ``fedsec run`` would.
+    """Plan every distinct run of the grid (seeds aside) as ``fedsec run`` would, and check
+    each plan's parameters against the size of every dataset's training set.
 
     Each distinct problem is reported once, with the first configuration that meets it.
     """
     seen: set[str] = set()
     planned: set[str] = set()
+    shapes: dict[tuple[str, float | int], tuple[int, int] | None] = {}
     for cell in cells:
         if cell.configuration in planned:
             continue
@@ -56,13 +59,32 @@ def check_runs(cells: Iterable[Cell], *, partition: str | Mapping[str, Any] | No
         config = RunConfig(protocol=cell.protocol, partition=partition, backend=cell.backend,
                            backend_params=dict(backend_params),
                            defenses=[cell.defense] if cell.defense else [],
-                           params=dict(cell.params), search_path=tuple(search))
+                           params=dict(cell.params), test_size=test_size,
+                           search_path=tuple(search))
         try:
-            plan(config, check_data=False)
+            checked = plan(config, check_data=False)
+            for dataset in datasets:
+                key = (dataset, checked.test_size)
+                if key not in shapes:
+                    shapes[key] = _training_shape(dataset, checked.test_size)
+                shape = shapes[key]
+                if shape is not None:
+                    checked.protocol.check_data(*shape)
         except FedsecError as error:
             if str(error) not in seen:
                 seen.add(str(error))
                 problems.append(f"{cell.configuration}: {error}")
+
+
+def _training_shape(dataset: str, test_size: float | int) -> tuple[int, int] | None:
+    """Rows and columns of the training set a run of ``dataset`` gets (None: unreadable here)."""
+    from fedsec.data import load_spec
+
+    try:
+        train = load_spec(dataset).split(test_size=test_size, rng=0).train
+    except FedsecError:
+        return None
+    return train.n_samples, train.n_features
 
 
 def check_defenses_apply(defenses: Sequence[tuple[str, Mapping[str, Any]]],

@@ -185,7 +185,8 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
                             "backends": tuple(backends_found), "seeds": (0,),
                             "datasets": spec.datasets[:1]})
     check_runs(runnable.cells(), partition=spec.partition, backend_params=spec.backend_params,
-               search=search, problems=problems)
+               search=search, datasets=[d for d in datasets if d], test_size=spec.test_size,
+               problems=problems)
     check_defenses_apply(defenses, list(classes.values()), search=search, problems=problems)
     check_attacks_apply(attacks, list(classes.values()), search=search, problems=problems)
     for dataset in datasets:

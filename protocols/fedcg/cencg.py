@@ -15,7 +15,14 @@ import numpy as np
 from fedsec.interfaces import CentralizedProtocol, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
-from fedsec.protocols.fedcg.setup import SERVER, FedCGParams, Shared, centralized_shared, evaluate
+from fedsec.protocols.fedcg.setup import (
+    SERVER,
+    FedCGParams,
+    Shared,
+    centralized_shared,
+    check_landmarks,
+    evaluate,
+)
 from fedsec.registry import register
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,6 +83,9 @@ class CenCG(CentralizedProtocol):
     def solve(self, train: Dataset, test: Dataset, seed: int) -> Outcome:
         return reference_outcome(self.params, train, test, seed)
 
+    def check_data(self, n_samples: int, n_features: int) -> None:
+        check_landmarks(self.params, n_samples)
+
 
 class FederatedCG(Protocol):
     """What FedCG naive and FedCG secure share: layouts, defaults, parameters, the reference.
@@ -95,6 +105,9 @@ class FederatedCG(Protocol):
 
     def agreement_rtol(self, backend: MaskingBackend) -> float:
         return 1e-8 if backend.exact else 1e-4
+
+    def check_data(self, n_samples: int, n_features: int) -> None:
+        check_landmarks(self.params, n_samples)
 
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
         return reference_outcome(self.params, train, test, seed)

@@ -99,6 +99,16 @@ def pooled_gamma(params: FedCGParams, total: float, squares: float, count: int,
     return krls.scale_gamma(total, squares, count, n_features)
 
 
+def check_landmarks(params: FedCGParams, n_samples: int) -> None:
+    """P landmarks are training rows: there must be at least ``n_landmarks`` of them."""
+    if params.landmark_method == "P" and params.n_landmarks > n_samples:
+        raise ValidationError(
+            f"n_landmarks={params.n_landmarks} P landmarks are training rows, but the training "
+            f"set has {n_samples}; use n_landmarks <= {n_samples} or random landmarks "
+            "(landmark_method U or N)."
+        )
+
+
 def derive_shared(params: FedCGParams, material: bytes, *, n_features: int, n_rows: int,
                   n_outputs: int, base_gamma: float, mean: np.ndarray | None,
                   std: np.ndarray | None, pool: np.ndarray | None) -> Shared:

@@ -94,3 +94,16 @@ def test_dataset_specs_with_options_are_checked_before_running() -> None:
         parse_spec(bad)
     problems = "\n".join(info.value.problems)
     assert "has no class 'daisy'" in problems and "Unknown option(s) 'colour'" in problems
+
+
+def test_a_sweep_value_the_data_cannot_hold_is_refused_before_anything_runs() -> None:
+    raw = {"audit": {"protocols": ["fedcg-naive"], "dataset": "iris:positive=setosa"},
+           "sweep": {"n_landmarks": [5, 200]},
+           "attacks": [{"name": "multilateration", "as": "server"}]}
+    with pytest.raises(AuditSpecError) as info:
+        parse_spec(raw)
+    assert len(info.value.problems) == 1
+    assert "n_landmarks=200 P landmarks are training rows, but the training set has 112" in (
+        info.value.problems[0])
+    random = {**raw, "params": {"landmark_method": "U"}}
+    assert len(parse_spec(random).cells()) == 2  # random landmarks need no rows

@@ -93,3 +93,9 @@ def test_long_protocols_report_progress_at_most_every_few_seconds() -> None:
     messages: list[str] = []
     run(RunConfig(protocol="v-fedmv", dataset="mfeat:views=zer+mor"), progress=messages.append)
     assert any(m.startswith("v-fedmv round 1:") for m in messages)
+
+
+def test_a_run_refuses_parameters_its_training_set_cannot_hold() -> None:
+    with pytest.raises(ValidationError, match="training set has 112"):
+        run(RunConfig(protocol="fedcg-naive", dataset="iris:positive=setosa",
+                      params={"n_landmarks": 500}))
