@@ -71,10 +71,10 @@ class RunPlan:
     test_size: float | int
 
 
-def plan(config: RunConfig, *, check_data: bool = True) -> RunPlan:
+def plan(config: RunConfig, *, check_dataset: bool = True) -> RunPlan:
     """Check ``config`` as far as can be done without data; raise at the first problem.
 
-    ``check_data=False`` leaves the dataset spec unchecked (a caller that has
+    ``check_dataset=False`` leaves the dataset spec unchecked (a caller that has
     checked it once for many runs).
 
     Examples
@@ -100,7 +100,7 @@ def plan(config: RunConfig, *, check_data: bool = True) -> RunPlan:
     protocol = protocol_cls(**params)
     protocol.check_backend(backend)
     dataset = config.dataset or protocol.default_dataset
-    if check_data:
+    if check_dataset:
         from fedsec.data import check_spec
 
         check_spec(dataset)

@@ -6,7 +6,7 @@ import json
 import os
 import platform
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -200,16 +200,28 @@ def _versions() -> dict[str, str]:
 
 def write_json(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
     """Write JSON atomically (temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+
+    def dump(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2, sort_keys=True, allow_nan=True, default=json_default)
             handle.write("\n")
+
+    write_atomically(path, dump)
+
+
+def write_atomically(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
+    """Have ``write`` fill a temporary file beside ``path``, then rename it into place: a
+    reader sees the old file or the whole new one, never half of it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from fedsec import registry
 from fedsec.audit.grid import AttackSpec, Cell
-from fedsec.errors import FedsecError
+from fedsec.errors import FedsecError, UnknownNameError
 from fedsec.interfaces import Attack, Protocol
 from fedsec.plan import RunConfig, plan
 from fedsec.plugin_registry import SearchPath
@@ -36,7 +36,7 @@ def check_dataset(dataset: Any, problems: list[str]) -> None:
     try:
         check_spec(str(dataset))
     except FedsecError as error:
-        problems.append(f"{error} (or name a .csv path)" if "Unknown dataset" in str(error)
+        problems.append(f"{error} (or name a .csv path)" if isinstance(error, UnknownNameError)
                         else str(error))
 
 
@@ -62,7 +62,7 @@ def check_runs(cells: Iterable[Cell], *, partition: str | Mapping[str, Any] | No
                            params=dict(cell.params), test_size=test_size,
                            search_path=tuple(search))
         try:
-            checked = plan(config, check_data=False)
+            checked = plan(config, check_dataset=False)
             for dataset in datasets:
                 key = (dataset, checked.test_size)
                 if key not in shapes:

@@ -43,7 +43,7 @@ import itertools
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -181,9 +181,8 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         attacks=tuple(attacks), base_dir=base_dir,
     )
     # every run of the grid whose components exist, planned once per configuration
-    runnable = AuditSpec(**{**spec.__dict__, "protocols": tuple(classes),
-                            "backends": tuple(backends_found), "seeds": (0,),
-                            "datasets": spec.datasets[:1]})
+    runnable = replace(spec, protocols=tuple(classes), backends=tuple(backends_found),
+                       seeds=(0,), datasets=spec.datasets[:1])
     check_runs(runnable.cells(), partition=spec.partition, backend_params=spec.backend_params,
                search=search, datasets=[d for d in datasets if d], test_size=spec.test_size,
                problems=problems)

@@ -10,11 +10,11 @@ row with its error and no attack.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from fedsec.results import write_atomically
 
 
 def tidy_rows(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -67,16 +67,6 @@ def write_tidy(out: Path, cells: Sequence[Mapping[str, Any]]) -> list[str]:
     import pandas as pd
 
     frame = pd.DataFrame(tidy_rows(cells))
-    written = []
-    for name, write in (("results.csv", lambda f, p: f.to_csv(p, index=False)),
-                        ("results.parquet", lambda f, p: f.to_parquet(p, index=False))):
-        fd, tmp = tempfile.mkstemp(prefix=name, suffix=".tmp", dir=out)
-        os.close(fd)
-        try:
-            write(frame, tmp)
-            os.replace(tmp, out / name)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        written.append(name)
-    return written
+    write_atomically(out / "results.csv", lambda tmp: frame.to_csv(tmp, index=False))
+    write_atomically(out / "results.parquet", lambda tmp: frame.to_parquet(tmp, index=False))
+    return ["results.csv", "results.parquet"]

@@ -53,15 +53,14 @@ def captured(Q: np.ndarray, X: np.ndarray) -> float:
     return float(np.linalg.norm(Q @ (Q.T @ X)) / norm)
 
 
-def largest_angle(Q: np.ndarray, X: np.ndarray) -> float:
-    """The largest principal angle (degrees) between span(Q) and the column space of ``X``
-    (90 when Q misses a direction of ``X``)."""
+def largest_angle(Q: np.ndarray, U: np.ndarray) -> float:
+    """The largest principal angle (degrees) between span(Q) and span(U), both orthonormal
+    (90 when Q misses a direction of U; give ``U = basis(X)`` for a block's columns)."""
     from scipy.linalg import subspace_angles
 
-    truth = basis(X)
-    if Q.shape[1] == 0 or truth.shape[1] == 0:
+    if Q.shape[1] == 0 or U.shape[1] == 0:
         return 90.0
-    return float(np.degrees(np.max(subspace_angles(Q, truth))))
+    return float(np.degrees(np.max(subspace_angles(Q, U))))
 
 
 def leverage(Q: np.ndarray) -> np.ndarray:
@@ -154,7 +153,7 @@ class ColumnSpace(Scorer):
             guess = random_basis(X.shape[0], Q.shape[1], rng)
             U = basis(X)
             per_target[key] = {
-                "captured": captured(Q, X), "largest_angle": largest_angle(Q, X),
+                "captured": captured(Q, X), "largest_angle": largest_angle(Q, U),
                 "leverage_error": float(np.abs(leverage(Q) - leverage(U)).max()),
                 "baseline_leverage_error": float(np.abs(leverage(guess) - leverage(U)).max()),
                 "same_neighbours": same_neighbours(Q, U),
@@ -162,7 +161,7 @@ class ColumnSpace(Scorer):
                 "recovered_rank": float(Q.shape[1]),
                 "true_rank": float(U.shape[1]),
                 "baseline_captured": captured(guess, X),
-                "baseline_largest_angle": largest_angle(guess, X)}
+                "baseline_largest_angle": largest_angle(guess, U)}
             entry = per_target[key]
             entry["advantage"] = advantage(1.0 - entry["captured"],
                                            1.0 - entry["baseline_captured"])
