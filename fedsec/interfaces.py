@@ -47,6 +47,8 @@ class Protocol(Component, ABC):
     """False when nothing goes through the masking backend: only ``plain`` is accepted."""
     backend_note: ClassVar[str] = ""
     """Why the protocol uses no masking backend (shown when another one is asked for)."""
+    scalings: ClassVar[tuple[str, ...]] = ("minmax", "standard", "none")
+    """The feature scalings the protocol accepts; the first is its default."""
     renamed_tags: ClassVar[Mapping[str, str]] = {}
     """Tags of transcripts written by older fedsec versions → today's (the family's
     ``tags.RENAMED``); views translate them."""

@@ -30,7 +30,8 @@ class RunConfig:
     ``dataset`` is a name, ``NAME:key=value,...`` (options, including
     ``positive=<class>`` for one class against the rest; see
     :func:`fedsec.data.load_spec`) or a ``.csv`` path. ``dataset`` and
-    ``partition`` default to the protocol's own defaults;
+    ``partition`` default to the protocol's own defaults, as does ``scaling``
+    (``minmax``, ``standard`` or ``none``, fitted on the training rows);
     ``reference=False`` skips the centralized reference (no comparison).
     ``search_path`` lists directories where ``module:Class`` modules are
     looked for first (an audit scenario's own folder).
@@ -45,7 +46,7 @@ class RunConfig:
     params: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
     test_size: float | int | None = None
-    scaling: str = "minmax"
+    scaling: str | None = None
     reference: bool = True
     search_path: Sequence[str | os.PathLike[str]] = ()
 
@@ -69,6 +70,7 @@ class RunPlan:
     dataset: str
     partition: PartitionSpec
     test_size: float | int
+    scaling: str
 
 
 def plan(config: RunConfig, *, check_dataset: bool = True) -> RunPlan:
@@ -111,5 +113,10 @@ def plan(config: RunConfig, *, check_dataset: bool = True) -> RunPlan:
             f"got {partition.kind!r}. Use for example --partition {protocol.default_partition}."
         )
     test_size = protocol.default_test_size if config.test_size is None else config.test_size
+    scaling = config.scaling or protocol.scalings[0]
+    if scaling not in protocol.scalings:
+        raise ValidationError(
+            f"Protocol {protocol.name!r} accepts the scalings {', '.join(protocol.scalings)}; "
+            f"got {scaling!r}. Leave scaling unset for its default ({protocol.scalings[0]}).")
     return RunPlan(config=config, protocol=protocol, backend=backend, defenses=defenses,
-                   dataset=dataset, partition=partition, test_size=test_size)
+                   dataset=dataset, partition=partition, test_size=test_size, scaling=scaling)

@@ -62,7 +62,7 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     say(f"loading dataset {checked.dataset}")
     dataset = load_spec(checked.dataset)
     split = dataset.split(test_size=checked.test_size, rng=generator(config.seed, "split"))
-    split = split.scaled(config.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
+    split = split.scaled(checked.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
     train, test = split.train, split.test
     protocol.check_data(train.n_samples, train.n_features)
     partition = spec.apply(
@@ -106,7 +106,7 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
         defenses=tuple(d.describe() for d in defenses),
         dataset=DataSummary(name=dataset.name, train_samples=train.n_samples,
                             test_samples=test.n_samples, features=train.n_features,
-                            task=train.task, scaling=config.scaling,
+                            task=train.task, scaling=checked.scaling,
                             test_size=checked.test_size),
         partition={"spec": str(spec), **partition.describe()},
         seed=config.seed, versions=versions(),

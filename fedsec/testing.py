@@ -68,7 +68,7 @@ def assert_same_transcript(a: Transcript, b: Transcript) -> None:
 
 def check_protocol(cls: type[Protocol], *, dataset: str | None = None,
                    partition: str | None = None, backend: str = "plain",
-                   seed: int = 0) -> RunResult:
+                   seed: int = 0, params: Mapping[str, Any] | None = None) -> RunResult:
     """Same seed → same transcript; transcript round-trips; federated = centralized.
 
     Returns the first run's result for further checks.
@@ -76,7 +76,7 @@ def check_protocol(cls: type[Protocol], *, dataset: str | None = None,
     check_rejects_unknown_parameter(cls)
     name = _registered_name("protocol", cls)
     config = RunConfig(protocol=name, dataset=dataset, partition=partition, backend=backend,
-                       seed=seed)
+                       seed=seed, params=dict(params or {}))
     with tempfile.TemporaryDirectory() as tmp:
         first = run(config, Path(tmp) / "a")
         second = run(config)

@@ -1,4 +1,5 @@
-"""Attacks on FedMV: the exchanged estimates read back as images of the private views."""
+"""Attacks on FedMV: the exchanged estimates read back as images of the private views, and
+S-FedMV's FedAvg updates inverted back to the clients' sequences."""
 
 from fedsec.attacks.fedmv import (
     alignment,
@@ -7,6 +8,8 @@ from fedsec.attacks.fedmv import (
     conditions,
     subspace,
     test_inference,
+    update_inversion,
 )
 
-__all__ = ["alignment", "average", "binary", "conditions", "subspace", "test_inference"]
+__all__ = ["alignment", "average", "binary", "conditions", "subspace", "test_inference",
+           "update_inversion"]

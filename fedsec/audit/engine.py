@@ -109,11 +109,18 @@ def _prepare_plotting() -> None:
 
 
 def _results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int):
+    """Each cell's result, in the order they finish.
+
+    Workers are forked on Linux (fast: they share the parent's imports), unless PyTorch is
+    loaded in this process: its thread pools do not survive a fork, so the workers are then
+    spawned fresh. A worker imports torch only when one of its cells needs it.
+    """
     if jobs <= 1 or len(todo) <= 1:
         for cell in todo:
             yield run_cell(spec, cell, command=rerun_command(spec, out, cell))
         return
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    fork = sys.platform.startswith("linux") and "torch" not in sys.modules
+    method = "fork" if fork else "spawn"
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                              initargs=(dict(spec.raw), spec.source, spec.base_dir)) as pool:

@@ -99,7 +99,7 @@ class AuditSpec:
     backends: tuple[str, ...]
     backend_params: Mapping[str, Any]
     seeds: tuple[int, ...]
-    scaling: str
+    scaling: str | None
     test_size: float | None
     params: Mapping[str, Any]
     sweep: Mapping[str, tuple[Any, ...]]
@@ -175,7 +175,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         description=str(audit.get("description", "")), source=source, raw=raw,
         protocols=tuple(protocols), datasets=tuple(datasets), partition=audit.get("partition"),
         backends=tuple(backends), backend_params=dict(audit.get("backend_params", {})),
-        seeds=tuple(seeds), scaling=str(audit.get("scaling", "minmax")),
+        seeds=tuple(seeds), scaling=_optional_str(audit.get("scaling")),
         test_size=audit.get("test_size"), params=dict(raw.get("params", {})),
         sweep={k: tuple(v) for k, v in sweep.items()}, defenses=tuple(defenses),
         attacks=tuple(attacks), base_dir=base_dir,
@@ -209,6 +209,10 @@ def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,
         problems.append(f"audit.{plural} must be names (strings); got {value!r}")
         return []
     return values
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _seeds(audit: Mapping[str, Any], problems: list[str]) -> list[int]:

@@ -39,8 +39,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--test-size", type=_test_size, default=None,
                    help="test fraction, or a number of test rows (default: the protocol's, "
                         "usually 0.25)")
-    p.add_argument("--scaling", default="minmax", choices=("minmax", "standard", "none"),
-                   help="feature scaling fitted on the training set (default: minmax)")
+    p.add_argument("--scaling", default=None, choices=("minmax", "standard", "none"),
+                   help="feature scaling fitted on the training set (default: the "
+                        "protocol's, minmax for tabular protocols, none for sequences)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=handle)

@@ -17,6 +17,7 @@ Examples
 from __future__ import annotations
 
 from fedsec.data.dataset import TASKS, Dataset, Split, Task
+from fedsec.data.keystrokes import make_keystrokes
 from fedsec.data.packaged import verify_packaged_files
 from fedsec.data.registry import check_spec, dataset_names, dataset_options, load, load_spec
 from fedsec.data.scaling import SCALING_METHODS, Scaler, ScalingMethod, fit_scaler
@@ -40,5 +41,6 @@ __all__ = [
     "load_spec",
     "make_classification",
     "make_fedcg_toy",
+    "make_keystrokes",
     "verify_packaged_files",
 ]

@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from fedsec.data.basic_motions import _basic_motions_arrays, load_basic_motions
 from fedsec.data.dataset import Dataset, Task
 from fedsec.data.fields import readonly
 from fedsec.data.packaged import read_packaged_csv
@@ -321,6 +322,7 @@ BUILTIN_LOADERS: Mapping[str, Callable[..., Dataset]] = MappingProxyType({
     "mnist5k": _load_mnist5k,
     "mfeat": _load_mfeat,
     "nutrimouse": _load_nutrimouse,
+    "basic_motions": load_basic_motions,
 })
 """Loader of each real dataset by name; options are the loaders' keyword arguments."""
 
@@ -333,5 +335,5 @@ def clear_cache() -> None:
     >>> clear_cache()
     """
     for cached in (_labelled_table, _mnist_arrays, _mfeat_arrays, _nutrimouse_arrays,
-                   _sklearn_arrays):
+                   _sklearn_arrays, _basic_motions_arrays):
         cached.cache_clear()

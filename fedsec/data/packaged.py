@@ -44,8 +44,13 @@ SHA256: Mapping[str, str] = MappingProxyType({
     "nutrimouse/gene.csv": "a06b350192e12300d50d024328125670470a77996f20d6d339ee3d3264a08c7d",
     "nutrimouse/genotype.csv": "d504178dbfb1fd9dd48731b3c65bce7d3b1dc45911c953df63c9d96fe1d76c0f",
     "nutrimouse/lipid.csv": "91c302db9c54d520bf0212df92fe8c1f65b2d6e612c6d120de80cb4359324a05",
+    "basic_motions/BasicMotions_TRAIN.ts.gz":
+        "9bf98638f7147d4eaa563e80bd3fc8099bb16b80ea8f5992696921514d65fc7d",
+    "basic_motions/BasicMotions_TEST.ts.gz":
+        "0d72101300d5d9649e5ef2117dc426840f2bff4ba176d0b9e2baa16cced25f05",
 })
-"""SHA-256 hex digest of each packaged file, keyed by its path under ``files/``."""
+"""SHA-256 hex digest of each packaged file as stored (compressed for ``.gz``), keyed by its
+path under ``files/``."""
 
 
 def _files_root() -> Traversable:

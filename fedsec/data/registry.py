@@ -12,6 +12,7 @@ from typing import Any
 
 from fedsec.data.builtin import BUILTIN_LOADERS
 from fedsec.data.dataset import Dataset
+from fedsec.data.keystrokes import make_keystrokes
 from fedsec.data.synthetic import make_classification, make_fedcg_toy
 from fedsec.data.user_csv import from_csv
 from fedsec.errors import DataError, UnknownNameError, ValidationError
@@ -21,6 +22,7 @@ LOADERS: Mapping[str, Callable[..., Dataset]] = MappingProxyType({
     **BUILTIN_LOADERS,
     "fedcg-toy": make_fedcg_toy,
     "classification": make_classification,
+    "keystrokes": make_keystrokes,
 })
 """Every named dataset; a loader's keyword-only arguments are the dataset's options."""
 
@@ -40,6 +42,11 @@ SUMMARIES: Mapping[str, str] = MappingProxyType({
     "nutrimouse": "Nutrimouse: 40 mice, gene (120) and lipid (21) omics views, genotype label.",
     "fedcg-toy": "FedCG's toy set: 6,000 + 6,000 samples from three hospitals, 2-D plus bias.",
     "classification": "Synthetic classification set (scikit-learn make_classification).",
+    "basic_motions": "BasicMotions smart-watch recordings: 80 sequences (40 train, 40 test), "
+                     "accelerometer and gyroscope views of 3 channels x 100 steps, 4 "
+                     "activities (UEA archive).",
+    "keystrokes": "Synthetic typing sessions: 8 participants x 60 sessions, keys, special-key "
+                  "and accelerometer sequence views, binary mood; cohorts are participants.",
 })
 """One line per named dataset, for listings."""
 
@@ -117,8 +124,14 @@ def load(name: str | os.PathLike[str], /, **options: Any) -> Dataset:
     nutrimouse       40 x 141      ``target="genotype"`` (default): 0 ``wt``, 1
                                    ``ppar``; ``target="diet"``: coc, fish, lin, ref,
                                    sun. Groups gene (120) and lipid (21)
+    basic_motions    80 x 600      Standing, Running, Walking, Badminton (20 each);
+                                   sequence views accelerometer and gyroscope (x, y,
+                                   z over 100 steps); test_rows = rows 40-79
     fedcg-toy        12000 x 3     see :func:`fedsec.data.make_fedcg_toy`; ``seed``
     classification   1000 x 20     see :func:`fedsec.data.make_classification`
+    keystrokes       480 x 850     0 ``calm``, 1 ``elevated``; sequence views keys,
+                                   special, motion; cohorts are participants; see
+                                   :func:`fedsec.data.keystrokes.make_keystrokes`
     ===============  ============  ====================================================
 
     Examples

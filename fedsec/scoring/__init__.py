@@ -4,7 +4,8 @@ Every scorer lives here, whichever family's attacks it serves:
 ``reconstruction-error`` and ``point-recovery`` (any), ``feature-recovery``
 (features in the shard's row order), ``matched-rows`` and ``epsilon-dr``
 (permuted rows), ``column-space`` (an estimated basis of a private block's
-columns), ``binary-columns`` (0/1 columns recovered exactly). Importing this package registers them.
+columns), ``binary-columns`` (0/1 columns recovered exactly), ``sequence-match``
+(reconstructed sequences, Hungarian-matched). Importing this package registers them.
 """
 
 from fedsec.scoring.epsilon_dr import EpsilonDR
@@ -17,7 +18,9 @@ from fedsec.scoring.reconstruction import (
     relative_error,
 )
 from fedsec.scoring.rows import MatchedRows
+from fedsec.scoring.sequences import SequenceMatch
 from fedsec.scoring.subspace import BinaryColumnsScore, ColumnSpace
 
 __all__ = ["BinaryColumnsScore", "ColumnSpace", "EpsilonDR", "FeatureRecovery", "MatchedRows",
-           "PointRecovery", "ReconstructionError", "advantage", "check_truth", "relative_error"]
+           "PointRecovery", "ReconstructionError", "SequenceMatch", "advantage", "check_truth",
+           "relative_error"]

@@ -76,7 +76,6 @@ class HFedMV(FederatedMVL):
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
         p = self.params
-        net = federation.network
         test = federation.test
         if test is None:
             raise ValidationError("h-fedmv evaluates on the run's test rows and needs them.")
@@ -84,79 +83,92 @@ class HFedMV(FederatedMVL):
         clients = federation.data_parties()
         if any(c.shard is None or c.shard.y is None for c in clients):
             raise ValidationError("h-fedmv needs every client to hold the labels of its rows.")
-        names = [c.name for c in clients]
-        C = len(test.class_names)
-        shapes = [(len(cols), C) for cols in views.values()]
-        settings = p.settings
-        if p.local_rounds:
-            settings = maths.Settings(tol=p.tol, max_rounds=p.local_rounds,
-                                      inner_tol=p.inner_tol, max_inner=p.max_inner, eps=p.eps)
-        zetas = [p.zeta] * len(views)
-        Ws = [initial_weights(federation.seed, v, d, C) for v, (d, _) in zip(views, shapes,
-                                                                            strict=True)]
-        meta = {tags.VIEWS: list(views), tags.SHAPES: [list(s) for s in shapes]}
-        previous: dict[str, np.ndarray] = {}
-        first: dict[str, np.ndarray] = {}  # each client's fit from the initial broadcast
-        local_change = float("nan")
-        for round_ in range(1, p.rounds + 1):
-            with net.stage("train", round=round_):
-                received = net.broadcast(SERVER, names, tags.GLOBAL_WEIGHTS, _flatten(Ws),
-                                         meta=meta)
-                vectors, changes = {}, []
-                for client in clients:
-                    with net.compute(client.name):
-                        flat = _local_fit(client.shard, views, received[client.name], shapes,
-                                          C, p, zetas, settings)
-                        if client.name in previous:
-                            changes.append(float(np.linalg.norm(flat - previous[client.name])
-                                                 / max(np.linalg.norm(previous[client.name]),
-                                                       maths.TINY)))
-                        previous[client.name] = flat
-                        first.setdefault(client.name, flat)
-                        n_rows = float(client.shard.n_rows)  # type: ignore[union-attr]
-                        vectors[client.name] = np.concatenate([[n_rows], n_rows * flat])
-                total = secure_sum(federation, backend, vectors, SERVER, tag=tags.LOCAL_WEIGHTS,
-                                   meta=meta)
-                with net.compute(SERVER):
-                    Ws = _unflatten(total[1:] / total[0], shapes)
-                local_change = max(changes) if changes else float("nan")
-            federation.report(f"h-fedmv round {round_} of {p.rounds} done")
-        for client in clients:
-            client.private[tags.FINAL_LOCAL_WEIGHTS] = previous[client.name]
+        data = {c.name: ([c.shard.X[:, cols] for cols in views.values()],  # type: ignore[union-attr]
+                         c.shard.y) for c in clients}  # type: ignore[union-attr]
         test_views = [test.X[:, cols] for cols in views.values()]
-        scores = maths.predict(test_views, Ws, zetas, tol=p.test_tol, max_iter=p.max_test_steps)
-        metrics: dict[str, Any] = classification_metrics(test.y, scores)
-        # each client's MVL on its own rows alone (the paper's "local MVL" baseline)
-        local = [classification_metrics(test.y, maths.predict(
-            test_views, _unflatten(first[c.name], shapes), zetas, tol=p.test_tol,
-            max_iter=p.max_test_steps)) for c in clients]
-        metrics.update({f"local_{k}": float(np.mean([m[k] for m in local]))
-                        for k in ("accuracy", "f1")})
-        metrics.update(rounds=p.rounds, local_change=local_change, clients=len(clients))
-        values = {f"W/{view}": W for view, W in zip(views, Ws, strict=True)}
-        values["test_scores"] = scores
-        return Outcome(metrics=metrics, values=values)
+        return fit_rounds(federation, backend, p, data, list(views), test_views, test.y,
+                          len(test.class_names))
 
-def _local_fit(shard: Any, views: dict[str, np.ndarray], flat: np.ndarray,
+
+def fit_rounds(federation: Federation, backend: MaskingBackend, p: HFedMVParams,
+               data: dict[str, tuple[list[np.ndarray], np.ndarray]], views: list[str],
+               test_views: list[np.ndarray], test_y: np.ndarray, C: int,
+               *, what: str = "h-fedmv") -> Outcome:
+    """Algorithm 3 on the clients' views ``data`` (name → (view matrices, labels)): the
+    rounds, the test evaluation, each client's local MVL as a baseline."""
+    net = federation.network
+    clients = [federation.party(name) for name in data]
+    names = list(data)
+    shapes = [(X.shape[1], C) for X in test_views]
+    settings = p.settings
+    if p.local_rounds:
+        settings = maths.Settings(tol=p.tol, max_rounds=p.local_rounds,
+                                  inner_tol=p.inner_tol, max_inner=p.max_inner, eps=p.eps)
+    zetas = [p.zeta] * len(views)
+    Ws = [initial_weights(federation.seed, v, d, C) for v, (d, _) in zip(views, shapes,
+                                                                        strict=True)]
+    meta = {tags.VIEWS: list(views), tags.SHAPES: [list(s) for s in shapes]}
+    previous: dict[str, np.ndarray] = {}
+    first: dict[str, np.ndarray] = {}  # each client's fit from the initial broadcast
+    local_change = float("nan")
+    for round_ in range(1, p.rounds + 1):
+        with net.stage("train", round=round_):
+            received = net.broadcast(SERVER, names, tags.GLOBAL_WEIGHTS, flatten_weights(Ws),
+                                     meta=meta)
+            vectors, changes = {}, []
+            for client in clients:
+                with net.compute(client.name):
+                    flat = local_fit(*data[client.name], received[client.name], shapes,
+                                      C, p, zetas, settings)
+                    if client.name in previous:
+                        changes.append(float(np.linalg.norm(flat - previous[client.name])
+                                             / max(np.linalg.norm(previous[client.name]),
+                                                   maths.TINY)))
+                    previous[client.name] = flat
+                    first.setdefault(client.name, flat)
+                    n_rows = float(len(data[client.name][1]))
+                    vectors[client.name] = np.concatenate([[n_rows], n_rows * flat])
+            total = secure_sum(federation, backend, vectors, SERVER, tag=tags.LOCAL_WEIGHTS,
+                               meta=meta)
+            with net.compute(SERVER):
+                Ws = unflatten_weights(total[1:] / total[0], shapes)
+            local_change = max(changes) if changes else float("nan")
+        federation.report(f"{what} round {round_} of {p.rounds} done")
+    for client in clients:
+        client.private[tags.FINAL_LOCAL_WEIGHTS] = previous[client.name]
+    scores = maths.predict(test_views, Ws, zetas, tol=p.test_tol, max_iter=p.max_test_steps)
+    metrics: dict[str, Any] = classification_metrics(test_y, scores)
+    # each client's MVL on its own rows alone (the paper's "local MVL" baseline)
+    local = [classification_metrics(test_y, maths.predict(
+        test_views, unflatten_weights(first[c.name], shapes), zetas, tol=p.test_tol,
+        max_iter=p.max_test_steps)) for c in clients]
+    metrics.update({f"local_{k}": float(np.mean([m[k] for m in local]))
+                    for k in ("accuracy", "f1")})
+    metrics.update(rounds=p.rounds, local_change=local_change, clients=len(clients))
+    values = {f"W/{view}": W for view, W in zip(views, Ws, strict=True)}
+    values["test_scores"] = scores
+    return Outcome(metrics=metrics, values=values)
+
+
+def local_fit(Xs: list[np.ndarray], y: np.ndarray, flat: np.ndarray,
                shapes: list[tuple[int, int]], n_classes: int, p: MVLParams,
                zetas: list[float], settings: maths.Settings) -> np.ndarray:
     """One client's MVL on its rows from the broadcast weights; its weights, flattened."""
-    Xs = [shard.X[:, cols] for cols in views.values()]
-    Y = maths.one_hot(shard.y, n_classes)
-    Ws = _unflatten(flat, shapes)
+    Y = maths.one_hot(y, n_classes)
+    Ws = unflatten_weights(flat, shapes)
     Zs = [X @ W for X, W in zip(Xs, Ws, strict=True)]
     Z = maths.consensus(sum(z * Zk for z, Zk in zip(zetas, Zs, strict=True)), float(sum(zetas)),
                         p.eta, Y)
     fit = maths.fit_mvl(Xs, Y, betas=[p.beta] * len(Xs), zetas=zetas, eta=p.eta, Ws=Ws, Zs=Zs,
                         Z=Z, settings=settings)
-    return _flatten(fit.Ws)
+    return flatten_weights(fit.Ws)
 
 
-def _flatten(Ws: Sequence[np.ndarray]) -> np.ndarray:
+def flatten_weights(Ws: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate([np.asarray(W).ravel() for W in Ws])
 
 
-def _unflatten(flat: np.ndarray, shapes: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+def unflatten_weights(flat: np.ndarray, shapes: Sequence[tuple[int, int]]) -> list[np.ndarray]:
     out, start = [], 0
     for rows, cols in shapes:
         out.append(np.asarray(flat[start:start + rows * cols]).reshape(rows, cols).copy())

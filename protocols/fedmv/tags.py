@@ -27,6 +27,14 @@ GLOBAL_WEIGHTS = "fedmv.global_weights"
 LOCAL_WEIGHTS = "fedmv.local_weights"
 """A client's ``[N_l, N_l W_1^l, ..., N_l W_K^l]`` to the server, through the backend's sum."""
 
+# -- tags: S-FedMV ---------------------------------------------------------------------------
+EXTRACTOR_GLOBAL = "fedmv.extractor_global"
+"""The server's averaged GRU extractors (every view's weights, flattened in view order, each
+in its :data:`LAYOUTS` order), to every client, each FedAvg round."""
+EXTRACTOR_UPDATE = "fedmv.extractor_update"
+"""A client's ``[N_l, N_l w^l]`` after its local epochs (``w^l``: every view's extractor,
+flattened as in :data:`EXTRACTOR_GLOBAL`), to the server through the backend's sum."""
+
 # -- metadata keys ---------------------------------------------------------------------------
 VIEW = "view"
 """The view a V-FedMV client holds (its feature group's name)."""
@@ -38,6 +46,16 @@ SHAPES = "shapes"
 """Each view's ``W_k`` shape in an H-FedMV weight vector."""
 PHASE_STEP = "step"
 """The step of the test phase."""
+LAYOUTS = "layouts"
+"""Per view, the ``[name, shape]`` of each extractor parameter in a flattened vector."""
+EXTRACTORS = "extractors"
+"""Per view, the extractor's architecture (inputs, hidden, classes)."""
+SEQUENCES = "sequences"
+"""Per view, the sequence length ``T`` and its channels in column order (the model reads
+every channel but ``present``, which marks real steps)."""
+LOCAL_TRAINING = "local_training"
+"""The clients' local training (epochs, batch size, learning rate, optimizer), which the
+server sets and every client follows."""
 
 # -- private holdings (ground truth for scoring) -------------------------------------------
 TEST_ROWS = "test_X"

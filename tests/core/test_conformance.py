@@ -18,6 +18,9 @@ QUICK: dict[str, dict[str, Any]] = {
     "h-fedmv": {"dataset": "mfeat:views=zer+mor", "partition": "horizontal:parties=2"},
     "v-fedmv": {"dataset": "mfeat:views=zer+mor"},
     "mvl": {"dataset": "mfeat:views=zer+mor"},
+    "s-fedmv": {"dataset": "keystrokes:participants=2,sessions=8,min_presses=4,max_presses=8",
+                "params": {"fedavg_rounds": 2, "local_epochs": 1, "hidden": 4, "rounds": 2,
+                           "local_baselines": False}},
 }
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}

@@ -24,8 +24,11 @@ EXPECTED = {
     "mnist5k": (5000, 784, "multiclass", {str(k): 500 for k in range(10)}),
     "mfeat": (2000, 649, "multiclass", {str(k): 200 for k in range(10)}),
     "nutrimouse": (40, 141, "binary", {"wt": 20, "ppar": 20}),
+    "basic_motions": (80, 600, "multiclass",
+                      {"Standing": 20, "Running": 20, "Walking": 20, "Badminton": 20}),
     "fedcg-toy": (12000, 3, "binary", None),
     "classification": (1000, 20, "binary", None),
+    "keystrokes": (480, 850, "binary", None),
 }
 
 

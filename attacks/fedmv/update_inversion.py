@@ -1,0 +1,215 @@
+"""Inverting S-FedMV's FedAvg updates: a client's typing sessions from the weights it returned.
+
+The server broadcasts every view's GRU extractor with the local training every client follows
+(epochs, batch size, learning rate, RMSProp), and reads each client's ``[N_l, N_l w^l]``
+(under the plain backend). Whoever reads one client's returned weights knows where it started
+(the broadcast), how it trained and on how many sequences, and can simulate the local run on
+dummy sequences and fit them until the simulated update matches the real one (Dimitrov et al.,
+"Data leakage in federated averaging", TMLR 2022; :func:`fedsec.attacks.inversion.invert_fedavg`).
+Each view's extractor trains on that view alone, so each view is inverted on its own.
+
+Where the update comes from:
+
+- the **server** (or anyone who can open the update messages): each client's update itself;
+- **all clients but one** (with two clients, each one): the other client's weights follow
+  from the next broadcast average, ``w^other = (N w_bar - sum_own N_l w^l) / N_other``
+  (two-client differencing). ``N_other`` is not sent in the clear; by default the coalition
+  assumes the mean of its own counts (``other_rows`` sets it) and inverts that many samples.
+
+Labels come from the update of each view's output bias (their counts, after Geng et al.;
+``labels = "joint"`` optimises soft labels with the inputs instead). What the attacker does not
+know: the client's batch order (private; exact only with ``batch_size >= N_l``) and each
+sequence's length (it reconstructs full-length sequences). At most ``max_samples`` dummy
+sequences are fitted; a client holding more is modelled by that many (the attack's budget, a
+boundary the audit charts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fedsec.attacks.inversion.fedavg import (
+    LocalTraining,
+    invert_fedavg,
+    label_counts_from_bias_update,
+)
+from fedsec.data.sequences import PRESENT
+from fedsec.interfaces import Attack
+from fedsec.nn import layout_from_meta, unflatten
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import shard_key
+from fedsec.protocols.fedmv import extractor, tags
+from fedsec.protocols.fedmv.setup import PAPER, SERVER
+from fedsec.registry import register
+from fedsec.validation import check_choice, check_float, check_int
+from fedsec.view import View
+
+OWNER = "attack 'fedavg-inversion'"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One client's update as the adversary reads it: start, end, row count."""
+
+    client: str
+    round: int
+    start: np.ndarray
+    end: np.ndarray
+    rows: int
+    how: str
+
+
+def infer_labels(delta_bias: np.ndarray, n: int, local: LocalTraining) -> np.ndarray | None:
+    """The client's labels from its output bias update, when they can be read.
+
+    One sample (iDLG's case): the true class's bias gradient ``p_c - 1`` is negative at every
+    step and every other class's positive, whatever the optimizer, so its bias alone grows.
+    Several samples under SGD: the class counts (:func:`label_counts_from_bias_update`).
+    Under RMSProp with several samples the steps are normalised and the counts unreadable:
+    None (the labels are then fitted with the inputs).
+
+    Examples
+    --------
+    >>> infer_labels(np.array([-0.2, 0.5, -0.3]), 1, LocalTraining(1, 1, 0.1)).tolist()
+    [1]
+    """
+    if n == 1:
+        return np.array([int(np.argmax(delta_bias))])
+    if local.optimizer == "sgd":
+        counts = label_counts_from_bias_update(delta_bias, n_samples=n, local=local)
+        return np.repeat(np.arange(delta_bias.size), counts)
+    return None
+
+
+def with_present(inputs: np.ndarray, channels: list[str]) -> np.ndarray:
+    """Reconstructed inputs ``(n, T, c')`` as flattened rows in the view's own columns:
+    every channel in ``channels`` order, :data:`PRESENT` (if the view has it) all ones."""
+    n, T, _ = inputs.shape
+    out = np.ones((n, T, len(channels)))
+    keep = [j for j, c in enumerate(channels) if c != PRESENT]
+    out[:, :, keep] = inputs
+    return out.reshape(n, -1)
+
+
+@register("attack", "fedavg-inversion")
+class FedAvgInversion(Attack):
+    """Gradient inversion of a client's FedAvg update (the server, or all clients but one)."""
+
+    summary = ("S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit "
+               "them to the weights it returned (Dimitrov et al.'s FedAvg inversion).")
+    paper = PAPER
+    default_scorer = "sequence-match"
+    needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        method: str = "ig"
+        steps: int = 200
+        lr: float = 0.0
+        tv_weight: float = 0.0
+        labels: str = "counts"
+        round: int = 1
+        max_samples: int = 64
+        other_rows: int = 0
+        clients: int = 1
+        seed: int = 0
+
+        def __post_init__(self) -> None:
+            check_choice(self.method, owner=OWNER, name="method", choices=("ig", "dlg"))
+            check_choice(self.labels, owner=OWNER, name="labels", choices=("counts", "joint"))
+            for name in ("steps", "round", "max_samples", "clients"):
+                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
+            check_int(self.other_rows, owner=OWNER, name="other_rows", min_value=0)
+            check_int(self.seed, owner=OWNER, name="seed", min_value=0)
+            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0)
+            check_float(self.tv_weight, owner=OWNER, name="tv_weight", min_value=0.0)
+
+    def not_applicable(self, view: View) -> str | None:
+        reason = super().not_applicable(view)
+        if reason is None and not self._targets(view):
+            return (f"{view.threat} reads no client's update in round {self.params.round}: it "
+                    "opens no update and is not every client but one")
+        return reason
+
+    def _targets(self, view: View) -> list[Target]:
+        r = self.params.round
+        broadcasts = {int(m.round): m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)
+                      if view.can_open(m)}
+        if r not in broadcasts:
+            return []
+        start = np.asarray(view.open(broadcasts[r]), dtype=np.float64)
+        updates = [m for m in view.select(tag=tags.EXTRACTOR_UPDATE, round=r)
+                   if view.can_open(m)]
+        out = []
+        for m in updates:
+            if m.sender in view.knowledge:
+                continue
+            payload = np.asarray(view.open(m), dtype=np.float64)
+            out.append(Target(client=m.sender, round=r, start=start, end=payload[1:] / payload[0],
+                              rows=round(payload[0]), how="read"))
+        if out or r + 1 not in broadcasts:
+            return out[:self.params.clients]
+        clients = [p for p in view.parties if p != SERVER]
+        missing = [c for c in clients if c not in view.knowledge]
+        own = [np.asarray(view.open(m), dtype=np.float64) for m in updates
+               if m.sender in view.knowledge]
+        if len(missing) != 1 or not own or len(own) != len(clients) - 1:
+            return []
+        counts = [float(v[0]) for v in own]
+        other = float(self.params.other_rows) or float(np.mean(counts))
+        average = np.asarray(view.open(broadcasts[r + 1]), dtype=np.float64)
+        end = ((sum(counts) + other) * average - sum(v[1:] for v in own)) / other
+        return [Target(client=missing[0], round=r, start=start, end=end, rows=round(other),
+                       how="differenced")]
+
+    def run(self, view: View) -> Reconstruction:
+        self.check(view)
+        p = self.params
+        meta = next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta
+        estimates: dict[str, np.ndarray] = {}
+        info: dict[str, Any] = {"targets": {}, "layouts": {}}
+        for target in self._targets(view):
+            blocks, probs = [], []
+            offset = 0
+            n = min(target.rows, p.max_samples)
+            for i, view_name in enumerate(meta[tags.VIEWS]):
+                layout = layout_from_meta(meta[tags.LAYOUTS][i])
+                size = sum(int(np.prod(s)) for _, s in layout)
+                start = target.start[offset:offset + size]
+                end = target.end[offset:offset + size]
+                offset += size
+                inputs, label_probs = self._invert_view(meta, i, layout, start, end, n)
+                blocks.append(inputs)
+                probs.append(label_probs)
+                info["layouts"][view_name] = dict(meta[tags.SEQUENCES][i])
+            estimates[shard_key(target.client, 0, "X")] = np.concatenate(blocks, axis=1)
+            estimates[shard_key(target.client, 0, "y")] = np.mean(probs, axis=0).argmax(1)
+            info["targets"][target.client] = {"round": target.round, "rows": target.rows,
+                                              "fitted": n, "update": target.how}
+        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
+                              baseline={}, info=info)
+
+    def _invert_view(self, meta: dict[str, Any], i: int, layout: Any, start: np.ndarray,
+                     end: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """One view's dummy sequences (flattened, with a full ``present`` channel) and labels."""
+        p = self.params
+        spec = extractor.ExtractorSpec.from_meta(meta[tags.EXTRACTORS][i])
+        sequences = meta[tags.SEQUENCES][i]
+        training = meta[tags.LOCAL_TRAINING]
+        local = LocalTraining(epochs=int(training["epochs"]),
+                              batch_size=int(training["batch_size"]), lr=float(training["lr"]),
+                              optimizer=str(training["optimizer"]))
+        labels = None
+        if p.labels == "counts":
+            labels = infer_labels(np.asarray(unflatten(end - start, layout)["head.bias"]), n,
+                                  local)
+        T = int(sequences["length"])
+        result = invert_fedavg(
+            extractor.build(spec, seed=0), start, end, local=local, n_samples=n,
+            input_shape=(T, spec.inputs), n_classes=spec.classes, method=p.method,
+            labels=labels, steps=p.steps, lr=p.lr or None, tv_weight=p.tv_weight,
+            tv_axes=(1,) if p.tv_weight else (), seed=p.seed + i)
+        return with_present(result.inputs, list(sequences["channels"])), result.label_probs

@@ -1,0 +1,119 @@
+"""Reconstructed sequences scored view by view after Hungarian matching (gradient inversion).
+
+An inversion attack on a client's update returns some sequences per view, in no order, as
+flattened rows in the view's own columns (``{view}.{channel}[t]``, time major); the attack's
+``info["layouts"]`` gives each view's length and channels, in column order. Each view is
+matched to the client's true sequences (:func:`match_reconstructions`), over the real steps
+of each true sequence; the candidate pool for ``nearest_rate`` is every client's sequences,
+the target's first. The baseline is the class-mean guess (see
+:mod:`fedsec.scoring.reconstruction_match`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fedsec.data.sequences import PRESENT
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Scorer
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import parse_truth_key, truth_key
+from fedsec.registry import register
+from fedsec.scoring.reconstruction import advantage, check_truth
+from fedsec.scoring.reconstruction_match import match_reconstructions
+
+METRICS = ("mse", "correlation", "label_accuracy", "nearest_rate")
+
+
+def _is_shard_rows(key: str) -> bool:
+    path = parse_truth_key(key).path
+    return path[:1] == ("shard",) and path[-1] == "X"
+
+
+def _labels_key(key: str) -> str:
+    parsed = parse_truth_key(key)
+    return truth_key(parsed.party, *parsed.path[:-1], "y")
+
+
+def view_blocks(X: np.ndarray, layouts: Mapping[str, Mapping[str, Any]]
+                ) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Each view's inputs ``(n, T, c')`` (without :data:`PRESENT`) and lengths (None: full).
+
+    The views' columns are consecutive, in ``layouts`` order.
+    """
+    widths = [int(v["length"]) * len(v["channels"]) for v in layouts.values()]
+    if X.ndim != 2 or X.shape[1] != sum(widths):
+        raise ValidationError(f"sequences of {X.shape[1] if X.ndim == 2 else X.shape} columns "
+                              f"do not fit the views' layouts ({sum(widths)} columns).")
+    out, start = {}, 0
+    for (view, lay), width in zip(layouts.items(), widths, strict=True):
+        channels = list(lay["channels"])
+        steps = X[:, start:start + width].reshape(X.shape[0], int(lay["length"]), len(channels))
+        start += width
+        keep = [j for j, c in enumerate(channels) if c != PRESENT]
+        lengths = (steps[:, :, channels.index(PRESENT)].sum(axis=1).astype(np.int64)
+                   if PRESENT in channels else None)
+        out[view] = (steps[:, :, keep], lengths)
+    return out
+
+
+@register("scorer", "sequence-match")
+class SequenceMatch(Scorer):
+    """Per view, reconstructed sequences matched to the client's (Hungarian), vs class means."""
+
+    summary = ("Reconstructed sequences matched to the client's true sequences per view: MSE, "
+               "correlation, labels, whether each singles out its sequence; vs class means.")
+    paper = ("Dimitrov, Balunovic, Konstantinov, Vechev, Data leakage in federated averaging, "
+             "TMLR 2022")
+    glossary: ClassVar[Mapping[str, str]] = {
+        "mse": "the mean squared error of each reconstruction against its matched sequence "
+               "(real steps only), averaged over pairs and views.",
+        "correlation": "the Pearson correlation of each matched pair, averaged.",
+        "label_accuracy": "the fraction of reconstructions whose label is their match's.",
+        "nearest_rate": "the fraction of reconstructions whose nearest training sequence, "
+                        "among every client's, is the one they were matched with.",
+        "advantage": "1 - MSE / the class-mean guess's (1: exact, 0: the prior).",
+    }
+
+    def score(self, reconstruction: Reconstruction,
+              truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
+        layouts = reconstruction.info.get("layouts", {})
+        targets = [k for k in reconstruction.estimates if k.endswith("/X")]
+        check_truth(targets, truth)
+        per_target: dict[str, dict[str, float]] = {}
+        for key in targets:
+            others = [k for k in truth if k != key and _is_shard_rows(k)]
+            pool_keys = [key, *others]
+            y_key = _labels_key(key)
+            estimate = view_blocks(np.asarray(reconstruction.estimates[key], dtype=float),
+                                   layouts)
+            pools = [view_blocks(np.asarray(truth[k], dtype=float), layouts) for k in pool_keys]
+            pool_labels = np.concatenate([np.asarray(truth[_labels_key(k)]) for k in pool_keys])
+            rows = []
+            for view in layouts:
+                true_x, lengths = pools[0][view]
+                rows.append(match_reconstructions(
+                    estimate[view][0], true_x,
+                    recon_labels=np.asarray(reconstruction.estimates.get(y_key)) if
+                    y_key in reconstruction.estimates else None,
+                    true_labels=np.asarray(truth[y_key]), lengths=lengths,
+                    pool=np.concatenate([p[view][0] for p in pools]),
+                    pool_labels=pool_labels,
+                    pool_lengths=None if lengths is None else
+                    np.concatenate([p[view][1] for p in pools])))
+            entry = {m: float(np.mean([r[m] for r in rows])) for m in METRICS}
+            entry.update({f"baseline_{m}": float(np.mean([r[f"baseline_{m}"] for r in rows]))
+                          for m in METRICS})
+            entry["n_matched"] = float(rows[0]["n_matched"]) if rows else 0.0
+            per_target[key] = entry
+        summary: dict[str, Any] = {"n_targets": len(per_target)}
+        for m in METRICS:
+            for prefix in ("", "baseline_"):
+                values = [e[prefix + m] for e in per_target.values()]
+                summary[prefix + m] = float(np.mean(values)) if values else float("nan")
+        summary["advantage"] = advantage(summary["mse"], summary["baseline_mse"])
+        summary["per_target"] = per_target
+        return summary

@@ -1,0 +1,334 @@
+"""S-FedMV (Algorithm 4): GRU feature extractors trained by FedAvg, then H-FedMV on features.
+
+Each client holds every view of its own sequences (typing sessions, smart-watch recordings).
+Per view, the server initialises a bidirectional GRU extractor (:mod:`.extractor`); each
+FedAvg round it broadcasts every view's weights, each client trains ``local_epochs`` epochs of
+RMSProp on its sequences (batches of ``batch_size`` in an order only it knows) and returns its
+weights, and the server averages them with weights ``N_l / N`` (a weighted secure sum: under
+``noise``, ``paillier`` or ``ckks`` the server sees only the total). Then each client extracts
+its features with the final extractors and H-FedMV runs on them
+(:func:`.horizontal.fit_rounds`). The local training the server sets (epochs, batch size,
+learning rate, optimizer) travels in the broadcast's metadata: every client follows it, so
+every observer of the broadcast knows it.
+
+Optional update clipping and Gaussian noise (``clip``, ``noise_multiplier``; the
+``update-noise`` defence sets them) bound what one update says about a client's sequences:
+the client clips its change of weights to norm ``clip`` and adds ``N(0, (noise_multiplier *
+clip)^2)`` to each value, from its own private stream.
+
+Baselines (the paper's Table 3), with ``local_baselines``: each client trains its extractors
+alone for the same number of epochs, then ``local_mvl_*`` is each client's MVL on its own
+features (test rows through its own extractors), and ``local_hfedmv_*`` is H-FedMV on those
+inconsistent features (its weights applied to each client's test features), both averaged over
+clients. The centralized reference trains the extractors on every training row, then MVL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fedsec import nn
+from fedsec.backends.primitives import secure_sum
+from fedsec.data.dataset import Dataset
+from fedsec.data.sequences import SequenceLayout, sequence_layouts, split_present, to_steps
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Defense, MaskingBackend
+from fedsec.outcomes import Outcome
+from fedsec.protocols.fedmv import extractor, maths, tags
+from fedsec.protocols.fedmv.horizontal import (
+    HFedMVParams,
+    fit_rounds,
+    flatten_weights,
+    local_fit,
+    unflatten_weights,
+)
+from fedsec.protocols.fedmv.setup import (
+    SERVER,
+    FederatedMVL,
+    centralized,
+    classification_metrics,
+    initial_weights,
+    n_classes,
+)
+from fedsec.registry import register
+from fedsec.seeding import generator
+from fedsec.validation import check_choice, check_float, check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.federation import Federation
+
+Sequences = dict[str, tuple[np.ndarray, np.ndarray]]
+"""Per view, the model inputs ``(n, T, c)`` and each sequence's length."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SFedMVParams(HFedMVParams):
+    """H-FedMV's parameters (for the second stage), plus the extractors' FedAvg.
+
+    ``hidden``: each GRU direction's state size (features per view: ``2 * hidden``).
+    ``fedavg_rounds``, ``local_epochs``, ``batch_size``, ``lr``: FedAvg rounds, each client's
+    RMSProp epochs per round, mini-batch size and learning rate (the paper: 150-170 rounds,
+    10-15 epochs, batch 128, lr 0.001 or 0.005). ``optimizer``: ``rmsprop`` (the paper's) or
+    ``sgd`` (plain; its update is a sum of gradients, RMSProp's first step only their signs).
+    ``clip``, ``noise_multiplier``: update
+    clipping and Gaussian noise (0: off). ``local_baselines``: also train every client's
+    extractors alone (Table 3's local rows).
+    """
+
+    hidden: int = 16
+    fedavg_rounds: int = 10
+    local_epochs: int = 2
+    batch_size: int = 32
+    lr: float = 0.005
+    optimizer: str = "rmsprop"
+    clip: float = 0.0
+    noise_multiplier: float = 0.0
+    local_baselines: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        owner = "protocol 's-fedmv'"
+        for name in ("hidden", "fedavg_rounds", "local_epochs", "batch_size"):
+            check_int(getattr(self, name), owner=owner, name=name, min_value=1)
+        check_float(self.lr, owner=owner, name="lr", min_value=0.0, min_inclusive=False)
+        check_choice(self.optimizer, owner=owner, name="optimizer",
+                     choices=extractor.OPTIMIZERS)
+        check_float(self.clip, owner=owner, name="clip", min_value=0.0)
+        check_float(self.noise_multiplier, owner=owner, name="noise_multiplier", min_value=0.0)
+        if self.noise_multiplier and not self.clip:
+            raise ValidationError(
+                "protocol 's-fedmv': noise_multiplier scales the noise to the clipping norm; "
+                "set clip > 0 as well.")
+
+    @property
+    def local(self) -> extractor.LocalTraining:
+        return extractor.LocalTraining(epochs=self.local_epochs, batch_size=self.batch_size,
+                                       lr=self.lr, optimizer=self.optimizer)
+
+
+def sequences(X: np.ndarray, dataset: Dataset, layouts: dict[str, SequenceLayout]) -> Sequences:
+    """Every view of rows ``X`` (columns of ``dataset``) as model inputs and lengths."""
+    return {view: split_present(to_steps(X[:, list(dataset.feature_groups[view])], layout),
+                                layout) for view, layout in layouts.items()}
+
+
+def features(models: dict[str, Any], data: Sequences) -> list[np.ndarray]:
+    """Every view's extracted features, in view order."""
+    return [extractor.extract(models[v], *data[v]) for v in models]
+
+
+def privatize(new: np.ndarray, start: np.ndarray, clip: float, noise_multiplier: float,
+              rng: np.random.Generator) -> np.ndarray:
+    """``start`` plus the change ``new - start`` clipped to norm ``clip`` and noised.
+
+    Examples
+    --------
+    >>> out = privatize(np.array([3.0, 4.0]), np.zeros(2), 1.0, 0.0, np.random.default_rng(0))
+    >>> out.tolist()
+    [0.6000000000000001, 0.8]
+    """
+    if not clip:
+        return new
+    delta = new - start
+    delta = delta * min(1.0, clip / max(float(np.linalg.norm(delta)), maths.TINY))
+    return start + delta + rng.normal(0.0, noise_multiplier * clip, size=delta.shape)
+
+
+def train_extractors(models: dict[str, Any], data: Sequences, y: np.ndarray,
+                     local: extractor.LocalTraining, seed: int) -> np.ndarray:
+    """Train every view's extractor on ``data``; all their weights, flattened in view order."""
+    for i, view in enumerate(models):
+        extractor.train(models[view], *data[view], y, local, seed + i)
+    return np.concatenate([nn.flatten(m) for m in models.values()])
+
+
+def load_all(models: dict[str, Any], vector: np.ndarray) -> None:
+    """Set every view's extractor from one flattened vector."""
+    start = 0
+    for model in models.values():
+        size = sum(int(np.prod(s)) for _, s in nn.layout_of(model))
+        nn.load_flat(model, vector[start:start + size])
+        start += size
+
+
+@register("protocol", "s-fedmv")
+class SFedMV(FederatedMVL):
+    """Sequential federated multi-view learning: FedAvg'd GRU extractors, then H-FedMV."""
+
+    summary = ("Sequential federated MVL: per view a bidirectional GRU trained by FedAvg "
+               "(a weighted secure sum of the clients' weights), then H-FedMV on its features.")
+    default_dataset = "keystrokes"
+    partition_kinds = ("horizontal",)
+    default_partition = "horizontal:by=site"
+    exposes = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE, tags.GLOBAL_WEIGHTS,
+                         tags.LOCAL_WEIGHTS})
+    scalings = ("none",)
+    Params = SFedMVParams
+
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        """No agreement is claimed: FedAvg'd extractors are not the pooled ones."""
+        return float("inf")
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        p = self.params
+        test = federation.test
+        if test is None:
+            raise ValidationError("s-fedmv evaluates on the run's test rows and needs them.")
+        layouts = sequence_layouts(test)
+        C = n_classes(test)
+        clients = federation.data_parties()
+        if any(c.shard is None or c.shard.y is None for c in clients):
+            raise ValidationError("s-fedmv needs every client to hold the labels of its rows.")
+        data = {c.name: sequences(c.shard.X, test, layouts)  # type: ignore[union-attr]
+                for c in clients}
+        labels = {c.name: c.shard.y for c in clients}  # type: ignore[union-attr]
+        test_data = sequences(test.X, test, layouts)
+        specs = {v: extractor.ExtractorSpec(len(lay.inputs), p.hidden, C)
+                 for v, lay in layouts.items()}
+        with nn.deterministic(0):
+            models = _initial_models(specs, federation.seed)
+            start = np.concatenate([nn.flatten(m) for m in models.values()])
+            meta = _meta(models, specs, layouts, p)
+            weights = self._fedavg(federation, backend, models, start, data, labels, meta)
+            load_all(models, weights)
+            client_features = {}
+            for client in clients:
+                with federation.network.compute(client.name):
+                    client_features[client.name] = (features(models, data[client.name]),
+                                                    labels[client.name])
+            test_features = features(models, test_data)
+            baselines = (self._local_baselines(federation.seed, specs, start, data, labels,
+                                               test_data, test.y, C)
+                         if p.local_baselines else {})
+        outcome = fit_rounds(federation, backend, p, client_features, list(layouts),
+                             test_features, test.y, C, what="s-fedmv stage 2")
+        metrics = dict(outcome.metrics)
+        metrics.update(baselines, fedavg_rounds=p.fedavg_rounds)
+        return Outcome(metrics=metrics, values=outcome.values)
+
+    def _fedavg(self, federation: Federation, backend: MaskingBackend, models: dict[str, Any],
+                weights: np.ndarray, data: dict[str, Sequences], labels: dict[str, np.ndarray],
+                meta: dict[str, Any]) -> np.ndarray:
+        p, net = self.params, federation.network
+        names = list(data)
+        for round_ in range(1, p.fedavg_rounds + 1):
+            with net.stage("features", round=round_):
+                received = net.broadcast(SERVER, names, tags.EXTRACTOR_GLOBAL, weights,
+                                         meta=meta)
+                vectors = {}
+                for name in names:
+                    party = federation.party(name)
+                    with net.compute(name):
+                        load_all(models, received[name])
+                        new = train_extractors(models, data[name], labels[name], p.local,
+                                               nn.torch_seed(party.rng))
+                        new = privatize(new, received[name], p.clip, p.noise_multiplier,
+                                        party.rng)
+                        n_rows = float(len(labels[name]))
+                        vectors[name] = np.concatenate([[n_rows], n_rows * new])
+                total = secure_sum(federation, backend, vectors, SERVER,
+                                   tag=tags.EXTRACTOR_UPDATE, meta=meta)
+                with net.compute(SERVER):
+                    weights = total[1:] / total[0]
+            federation.report(f"s-fedmv FedAvg round {round_} of {p.fedavg_rounds} done")
+        return weights
+
+    def _local_baselines(self, seed: int, specs: dict[str, extractor.ExtractorSpec],
+                         start: np.ndarray, data: dict[str, Sequences],
+                         labels: dict[str, np.ndarray], test_data: Sequences,
+                         test_y: np.ndarray, C: int) -> dict[str, float]:
+        """Table 3's local rows: every client's extractors trained alone (see the module)."""
+        p = self.params
+        epochs = dataclasses.replace(p.local, epochs=p.fedavg_rounds * p.local_epochs)
+        own: dict[str, tuple[list[np.ndarray], np.ndarray]] = {}
+        own_test: dict[str, list[np.ndarray]] = {}
+        for i, name in enumerate(data):
+            models = _initial_models(specs, seed)
+            load_all(models, start)
+            train_extractors(models, data[name], labels[name], epochs,
+                             nn.torch_seed(generator(seed, f"fedmv/sequential/local/{i}")))
+            own[name] = (features(models, data[name]), labels[name])
+            own_test[name] = features(models, test_data)
+        zetas = [p.zeta] * len(specs)
+        views = list(specs)
+
+        def score(Ws: list[np.ndarray], name: str) -> dict[str, float]:
+            return classification_metrics(test_y, maths.predict(
+                own_test[name], Ws, zetas, tol=p.test_tol, max_iter=p.max_test_steps))
+
+        shapes = [(X.shape[1], C) for X in next(iter(own_test.values()))]
+        W0 = flatten_weights([initial_weights(seed, v, d, C) for v, (d, _) in
+                              zip(views, shapes, strict=True)])
+        local_mvl = [score(unflatten_weights(local_fit(*own[n], W0, shapes, C, p, zetas,
+                                                       p.settings), shapes), n) for n in own]
+        averaged = _offline_hfedmv(own, W0, shapes, C, p)
+        local_h = [score(averaged, n) for n in own]
+        out = {}
+        for prefix, rows in (("local_mvl", local_mvl), ("local_hfedmv", local_h)):
+            out.update({f"{prefix}_{k}": float(np.mean([m[k] for m in rows]))
+                        for k in ("accuracy", "f1")})
+        return out
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        """Extractors trained on every training row (same epochs), then centralized MVL."""
+        p = self.params
+        layouts = sequence_layouts(train)
+        C = n_classes(train)
+        specs = {v: extractor.ExtractorSpec(len(lay.inputs), p.hidden, C)
+                 for v, lay in layouts.items()}
+        epochs = dataclasses.replace(p.local, epochs=p.fedavg_rounds * p.local_epochs)
+        with nn.deterministic(0):
+            models = _initial_models(specs, seed)
+            data = sequences(train.X, train, layouts)
+            train_extractors(models, data, train.y, epochs,
+                             nn.torch_seed(generator(seed, "fedmv/sequential/centralized")))
+            train_features = _feature_dataset(train, features(models, data), list(specs))
+            test_features = _feature_dataset(
+                test, features(models, sequences(test.X, test, layouts)), list(specs))
+        return centralized(p, train_features, test_features, seed)
+
+
+def _initial_models(specs: dict[str, extractor.ExtractorSpec], seed: int) -> dict[str, Any]:
+    """The server's starting extractors, one per view, from the run's seed."""
+    return {v: extractor.build(spec, nn.torch_seed(generator(seed, f"fedmv/sequential/init/{v}")))
+            for v, spec in specs.items()}
+
+
+def _meta(models: dict[str, Any], specs: dict[str, extractor.ExtractorSpec],
+          layouts: dict[str, SequenceLayout], p: SFedMVParams) -> dict[str, Any]:
+    """What the broadcast says about its weights: layouts, architectures, local training."""
+    return {tags.VIEWS: list(models),
+            tags.LAYOUTS: [nn.layout_meta(nn.layout_of(m)) for m in models.values()],
+            tags.EXTRACTORS: [specs[v].to_meta() for v in models],
+            tags.SEQUENCES: [{"length": layouts[v].length, "channels": list(layouts[v].channels)}
+                             for v in models],
+            tags.LOCAL_TRAINING: p.local.to_meta()}
+
+
+def _feature_dataset(source: Dataset, views: list[np.ndarray], names: list[str]) -> Dataset:
+    """The extracted features as a dataset whose feature groups are the views."""
+    X = np.concatenate(views, axis=1)
+    groups, start = {}, 0
+    for name, block in zip(names, views, strict=True):
+        groups[name] = tuple(range(start, start + block.shape[1]))
+        start += block.shape[1]
+    return Dataset(name=f"{source.name}:features", X=X, y=source.y, task=source.task,
+                   class_names=source.class_names, feature_groups=groups)
+
+
+def _offline_hfedmv(data: dict[str, tuple[list[np.ndarray], np.ndarray]], W0: np.ndarray,
+                    shapes: list[tuple[int, int]], C: int, p: SFedMVParams) -> list[np.ndarray]:
+    """H-FedMV's rounds computed in one place (a baseline: no messages, nothing to attack)."""
+    zetas = [p.zeta] * len(shapes)
+    flat = W0
+    total = float(sum(len(y) for _, y in data.values()))
+    for _ in range(p.rounds):
+        flat = sum(len(y) / total * local_fit(Xs, y, flat, shapes, C, p, zetas, p.settings)
+                   for Xs, y in data.values())
+    return unflatten_weights(flat, shapes)
