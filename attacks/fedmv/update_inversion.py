@@ -40,7 +40,7 @@ from fedsec.data.sequences import PRESENT
 from fedsec.interfaces import Attack
 from fedsec.nn import layout_from_meta, unflatten
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import shard_key
+from fedsec.private_store import truth_key
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.protocols.fedmv.setup import PAPER, SERVER
 from fedsec.registry import register
@@ -185,8 +185,10 @@ class FedAvgInversion(Attack):
                 blocks.append(inputs)
                 probs.append(label_probs)
                 info["layouts"][view_name] = dict(meta[tags.SEQUENCES][i])
-            estimates[shard_key(target.client, 0, "X")] = np.concatenate(blocks, axis=1)
-            estimates[shard_key(target.client, 0, "y")] = np.mean(probs, axis=0).argmax(1)
+            estimates[truth_key(target.client, "value", *tags.TRAINED_ROWS.split("/"))] = \
+                np.concatenate(blocks, axis=1)
+            estimates[truth_key(target.client, "value", *tags.TRAINED_LABELS.split("/"))] = \
+                np.mean(probs, axis=0).argmax(1)
             info["targets"][target.client] = {"round": target.round, "rows": target.rows,
                                               "fitted": n, "update": target.how}
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,

@@ -1,12 +1,13 @@
 """Reconstructed sequences scored view by view after Hungarian matching (gradient inversion).
 
 An inversion attack on a client's update returns some sequences per view, in no order, as
-flattened rows in the view's own columns (``{view}.{channel}[t]``, time major); the attack's
+flattened rows in the view's own columns (keyed like the client's truth: ``.../X``, labels
+``.../y``) (``{view}.{channel}[t]``, time major); the attack's
 ``info["layouts"]`` gives each view's length and channels, in column order. Each view is
 matched to the client's true sequences (:func:`match_reconstructions`), over the real steps
 of each true sequence; the candidate pool for ``nearest_rate`` is every client's sequences,
-the target's first. The baseline is the class-mean guess (see
-:mod:`fedsec.scoring.reconstruction_match`).
+the target's first (every party's truth under the same key). The baseline is the class-mean
+guess (see :mod:`fedsec.scoring.reconstruction_match`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,6 @@ from fedsec.scoring.reconstruction import advantage, check_truth
 from fedsec.scoring.reconstruction_match import match_reconstructions
 
 METRICS = ("mse", "correlation", "label_accuracy", "nearest_rate")
-
-
-def _is_shard_rows(key: str) -> bool:
-    path = parse_truth_key(key).path
-    return path[:1] == ("shard",) and path[-1] == "X"
 
 
 def _labels_key(key: str) -> str:
@@ -81,11 +77,12 @@ class SequenceMatch(Scorer):
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
         layouts = reconstruction.info.get("layouts", {})
-        targets = [k for k in reconstruction.estimates if k.endswith("/X")]
+        targets = [k for k in reconstruction.estimates if parse_truth_key(k).path[-1] == "X"]
         check_truth(targets, truth)
         per_target: dict[str, dict[str, float]] = {}
         for key in targets:
-            others = [k for k in truth if k != key and _is_shard_rows(k)]
+            path = parse_truth_key(key).path
+            others = [k for k in truth if k != key and parse_truth_key(k).path == path]
             pool_keys = [key, *others]
             y_key = _labels_key(key)
             estimate = view_blocks(np.asarray(reconstruction.estimates[key], dtype=float),

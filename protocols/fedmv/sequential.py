@@ -76,7 +76,9 @@ class SFedMVParams(HFedMVParams):
     10-15 epochs, batch 128, lr 0.001 or 0.005). ``optimizer``: ``rmsprop`` (the paper's) or
     ``sgd`` (plain; its update is a sum of gradients, RMSProp's first step only their signs).
     ``clip``, ``noise_multiplier``: update
-    clipping and Gaussian noise (0: off). ``local_baselines``: also train every client's
+    clipping and Gaussian noise (0: off). ``local_rows``: each client trains on its first
+    ``local_rows`` sequences only (0: all), the local set size an audit sweeps.
+    ``local_baselines``: also train every client's
     extractors alone (Table 3's local rows).
     """
 
@@ -88,6 +90,7 @@ class SFedMVParams(HFedMVParams):
     optimizer: str = "rmsprop"
     clip: float = 0.0
     noise_multiplier: float = 0.0
+    local_rows: int = 0
     local_baselines: bool = True
 
     def __post_init__(self) -> None:
@@ -95,6 +98,7 @@ class SFedMVParams(HFedMVParams):
         owner = "protocol 's-fedmv'"
         for name in ("hidden", "fedavg_rounds", "local_epochs", "batch_size"):
             check_int(getattr(self, name), owner=owner, name=name, min_value=1)
+        check_int(self.local_rows, owner=owner, name="local_rows", min_value=0)
         check_float(self.lr, owner=owner, name="lr", min_value=0.0, min_inclusive=False)
         check_choice(self.optimizer, owner=owner, name="optimizer",
                      choices=extractor.OPTIMIZERS)
@@ -185,9 +189,13 @@ class SFedMV(FederatedMVL):
         clients = federation.data_parties()
         if any(c.shard is None or c.shard.y is None for c in clients):
             raise ValidationError("s-fedmv needs every client to hold the labels of its rows.")
-        data = {c.name: sequences(c.shard.X, test, layouts)  # type: ignore[union-attr]
+        rows = slice(p.local_rows or None)
+        data = {c.name: sequences(c.shard.X[rows], test, layouts)  # type: ignore[union-attr]
                 for c in clients}
-        labels = {c.name: c.shard.y for c in clients}  # type: ignore[union-attr]
+        labels = {c.name: c.shard.y[rows] for c in clients}  # type: ignore[union-attr]
+        for c in clients:  # the ground truth an inversion is scored against
+            c.private[tags.TRAINED_ROWS] = c.shard.X[rows]  # type: ignore[union-attr]
+            c.private[tags.TRAINED_LABELS] = labels[c.name]
         test_data = sequences(test.X, test, layouts)
         specs = {v: extractor.ExtractorSpec(len(lay.inputs), p.hidden, C)
                  for v, lay in layouts.items()}

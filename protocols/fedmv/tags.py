@@ -66,6 +66,10 @@ INITIAL_WEIGHTS = "W_init"
 """A V-FedMV client's starting ``W_k`` (its own secret, as is everything it computes from it)."""
 INITIAL_ESTIMATE = "Z_init"
 """A V-FedMV client's starting ``Z_k``."""
+TRAINED_ROWS = "sequences/X"
+"""The rows an S-FedMV client trained its extractors on (its shard's first ``local_rows``)."""
+TRAINED_LABELS = "sequences/y"
+"""Their labels."""
 
 RENAMED: dict[str, str] = {}
 """Tag in a transcript of fedsec 0.1.0 → tag today (none: the family is newer)."""
