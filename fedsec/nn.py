@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedsec.errors import CapabilityError
+from fedsec.errors import CapabilityError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -25,6 +26,49 @@ INSTALL_HINT = ("pip install 'fedsec[nn]' (for the CPU build of PyTorch first ru
 
 Layout = tuple[tuple[str, tuple[int, ...]], ...]
 """Each parameter's name and shape, in the order of a flattened weight vector."""
+OPTIMIZERS = ("sgd", "rmsprop")
+
+
+@dataclass(frozen=True)
+class LocalTraining:
+    """A FedAvg client's local training: what the server sets, the client runs, and an
+    observer of the broadcast knows.
+
+    ``optimizer`` is ``sgd`` (plain, no momentum or weight decay) or ``rmsprop`` (PyTorch's
+    ``RMSprop`` with its defaults: ``alpha`` 0.99, ``eps`` 1e-8, no momentum, not centred).
+    A fresh optimizer starts every local run, as FedAvg clients restart from the global
+    weights.
+    """
+
+    epochs: int
+    batch_size: int
+    lr: float
+    optimizer: str = "sgd"
+    alpha: float = 0.99
+    eps: float = 1e-8
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValidationError(f"Unknown local optimizer {self.optimizer!r}; use one of "
+                                  f"{OPTIMIZERS}.")
+        if self.epochs < 1 or self.batch_size < 1 or not self.lr > 0:
+            raise ValidationError("Local training needs epochs >= 1, batch_size >= 1 and "
+                                  "lr > 0.")
+
+    def batches(self, n: int) -> list[slice]:
+        """The batches of one epoch in a fixed order: consecutive slices of ``n`` samples."""
+        return [slice(s, min(s + self.batch_size, n)) for s in range(0, n, self.batch_size)]
+
+    def to_meta(self) -> dict[str, Any]:
+        """As plain JSON (a message's metadata)."""
+        return {"epochs": self.epochs, "batch_size": self.batch_size, "lr": self.lr,
+                "optimizer": self.optimizer}
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> LocalTraining:
+        """What :meth:`to_meta` recorded."""
+        return cls(epochs=int(meta["epochs"]), batch_size=int(meta["batch_size"]),
+                   lr=float(meta["lr"]), optimizer=str(meta["optimizer"]))
 
 
 class MissingExtraError(CapabilityError):
@@ -115,9 +159,3 @@ def layout_from_meta(meta: Sequence[Sequence[Any]]) -> Layout:
     """The layout :func:`layout_meta` recorded."""
     return tuple((str(name), tuple(int(s) for s in shape)) for name, shape in meta)
 
-
-def tensors(named: Mapping[str, np.ndarray], dtype: Any = None) -> dict[str, torch.Tensor]:
-    """Named numpy arrays as torch tensors (float32 unless ``dtype``)."""
-    torch = require_torch("this component")
-    return {k: torch.as_tensor(np.asarray(v), dtype=dtype or torch.float32)
-            for k, v in named.items()}

@@ -200,10 +200,7 @@ class FedAvgInversion(Attack):
         p = self.params
         spec = extractor.ExtractorSpec.from_meta(meta[tags.EXTRACTORS][i])
         sequences = meta[tags.SEQUENCES][i]
-        training = meta[tags.LOCAL_TRAINING]
-        local = LocalTraining(epochs=int(training["epochs"]),
-                              batch_size=int(training["batch_size"]), lr=float(training["lr"]),
-                              optimizer=str(training["optimizer"]))
+        local = LocalTraining.from_meta(meta[tags.LOCAL_TRAINING])
         labels = None
         if p.labels == "counts":
             labels = infer_labels(np.asarray(unflatten(end - start, layout)["head.bias"]), n,

@@ -24,7 +24,6 @@ Federated Learning", 2021, whose count estimate Dimitrov et al. use).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,40 +38,11 @@ from fedsec.attacks.inversion.maths import (
     total_variation,
 )
 from fedsec.errors import ValidationError
-from fedsec.nn import deterministic, layout_of, require_torch, unflatten
+from fedsec.nn import LocalTraining, deterministic, layout_of, require_torch, unflatten
 
 WHAT = "FedAvg update inversion"
-OPTIMIZERS = ("sgd", "rmsprop")
-
-
-@dataclass(frozen=True)
-class LocalTraining:
-    """A client's local training, as the attacker knows it.
-
-    ``optimizer`` is ``sgd`` (plain, no momentum or weight decay) or ``rmsprop`` (PyTorch's
-    ``RMSprop`` with its defaults: ``alpha`` 0.99, ``eps`` 1e-8, no momentum, not centred).
-    A fresh optimizer starts every local run, as FedAvg clients restart from the global
-    weights.
-    """
-
-    epochs: int
-    batch_size: int
-    lr: float
-    optimizer: str = "sgd"
-    alpha: float = 0.99
-    eps: float = 1e-8
-
-    def __post_init__(self) -> None:
-        if self.optimizer not in OPTIMIZERS:
-            raise ValidationError(f"Unknown local optimizer {self.optimizer!r}; use one of "
-                                  f"{OPTIMIZERS}.")
-        if self.epochs < 1 or self.batch_size < 1 or not self.lr > 0:
-            raise ValidationError("Local training needs epochs >= 1, batch_size >= 1 and "
-                                  "lr > 0.")
-
-    def batches(self, n: int) -> list[slice]:
-        """The simulated batches of one epoch: consecutive slices of ``n`` samples."""
-        return [slice(s, min(s + self.batch_size, n)) for s in range(0, n, self.batch_size)]
+__all__ = ["LocalTraining", "invert_fedavg", "label_counts_from_bias_update", "local_training",
+           "simulate"]
 
 
 def simulate(model: Any, params: Mapping[str, Any], buffers: Mapping[str, Any], x: Any,

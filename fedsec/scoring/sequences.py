@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedsec.data.sequences import PRESENT
+from fedsec.data.sequences import SequenceLayout, split_present, to_steps
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
@@ -35,24 +35,22 @@ def _labels_key(key: str) -> str:
 
 
 def view_blocks(X: np.ndarray, layouts: Mapping[str, Mapping[str, Any]]
-                ) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
-    """Each view's inputs ``(n, T, c')`` (without :data:`PRESENT`) and lengths (None: full).
+                ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each view's inputs ``(n, T, c')`` (without :data:`PRESENT`) and lengths.
 
     The views' columns are consecutive, in ``layouts`` order.
     """
-    widths = [int(v["length"]) * len(v["channels"]) for v in layouts.values()]
-    if X.ndim != 2 or X.shape[1] != sum(widths):
+    views = [SequenceLayout(view=view, channels=tuple(lay["channels"]),
+                            length=int(lay["length"])) for view, lay in layouts.items()]
+    width = sum(v.n_columns for v in views)
+    if X.ndim != 2 or X.shape[1] != width:
         raise ValidationError(f"sequences of {X.shape[1] if X.ndim == 2 else X.shape} columns "
-                              f"do not fit the views' layouts ({sum(widths)} columns).")
+                              f"do not fit the views' layouts ({width} columns).")
     out, start = {}, 0
-    for (view, lay), width in zip(layouts.items(), widths, strict=True):
-        channels = list(lay["channels"])
-        steps = X[:, start:start + width].reshape(X.shape[0], int(lay["length"]), len(channels))
-        start += width
-        keep = [j for j, c in enumerate(channels) if c != PRESENT]
-        lengths = (steps[:, :, channels.index(PRESENT)].sum(axis=1).astype(np.int64)
-                   if PRESENT in channels else None)
-        out[view] = (steps[:, :, keep], lengths)
+    for layout in views:
+        block = X[:, start:start + layout.n_columns]
+        start += layout.n_columns
+        out[layout.view] = split_present(to_steps(block, layout), layout)
     return out
 
 
@@ -99,8 +97,7 @@ class SequenceMatch(Scorer):
                     true_labels=np.asarray(truth[y_key]), lengths=lengths,
                     pool=np.concatenate([p[view][0] for p in pools]),
                     pool_labels=pool_labels,
-                    pool_lengths=None if lengths is None else
-                    np.concatenate([p[view][1] for p in pools])))
+                    pool_lengths=np.concatenate([p[view][1] for p in pools])))
             entry = {m: float(np.mean([r[m] for r in rows])) for m in METRICS}
             entry.update({f"baseline_{m}": float(np.mean([r[f"baseline_{m}"] for r in rows]))
                           for m in METRICS})

@@ -19,10 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.nn import require_torch
+from fedsec.nn import LocalTraining, require_torch
 
 WHAT = "protocol 's-fedmv'"
-OPTIMIZERS = ("rmsprop", "sgd")
 
 
 @dataclass(frozen=True)
@@ -40,21 +39,6 @@ class ExtractorSpec:
     def from_meta(cls, meta: dict[str, Any]) -> ExtractorSpec:
         return cls(inputs=int(meta["inputs"]), hidden=int(meta["hidden"]),
                    classes=int(meta["classes"]))
-
-
-@dataclass(frozen=True)
-class LocalTraining:
-    """A client's local training: epochs, mini-batch size, learning rate, optimizer (RMSProp
-    with PyTorch's defaults, or plain SGD)."""
-
-    epochs: int
-    batch_size: int
-    lr: float
-    optimizer: str = "rmsprop"
-
-    def to_meta(self) -> dict[str, Any]:
-        return {"epochs": self.epochs, "batch_size": self.batch_size, "lr": self.lr,
-                "optimizer": self.optimizer}
 
 
 @cache

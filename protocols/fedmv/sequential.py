@@ -101,7 +101,7 @@ class SFedMVParams(HFedMVParams):
         check_int(self.local_rows, owner=owner, name="local_rows", min_value=0)
         check_float(self.lr, owner=owner, name="lr", min_value=0.0, min_inclusive=False)
         check_choice(self.optimizer, owner=owner, name="optimizer",
-                     choices=extractor.OPTIMIZERS)
+                     choices=nn.OPTIMIZERS)
         check_float(self.clip, owner=owner, name="clip", min_value=0.0)
         check_float(self.noise_multiplier, owner=owner, name="noise_multiplier", min_value=0.0)
         if self.noise_multiplier and not self.clip:
@@ -110,8 +110,8 @@ class SFedMVParams(HFedMVParams):
                 "set clip > 0 as well.")
 
     @property
-    def local(self) -> extractor.LocalTraining:
-        return extractor.LocalTraining(epochs=self.local_epochs, batch_size=self.batch_size,
+    def local(self) -> nn.LocalTraining:
+        return nn.LocalTraining(epochs=self.local_epochs, batch_size=self.batch_size,
                                        lr=self.lr, optimizer=self.optimizer)
 
 
@@ -144,7 +144,7 @@ def privatize(new: np.ndarray, start: np.ndarray, clip: float, noise_multiplier:
 
 
 def train_extractors(models: dict[str, Any], data: Sequences, y: np.ndarray,
-                     local: extractor.LocalTraining, seed: int) -> np.ndarray:
+                     local: nn.LocalTraining, seed: int) -> np.ndarray:
     """Train every view's extractor on ``data``; all their weights, flattened in view order."""
     for i, view in enumerate(models):
         extractor.train(models[view], *data[view], y, local, seed + i)
@@ -211,7 +211,7 @@ class SFedMV(FederatedMVL):
                     client_features[client.name] = (features(models, data[client.name]),
                                                     labels[client.name])
             test_features = features(models, test_data)
-            baselines = (self._local_baselines(federation.seed, specs, start, data, labels,
+            baselines = (self._local_baselines(federation.seed, specs, data, labels,
                                                test_data, test.y, C)
                          if p.local_baselines else {})
         outcome = fit_rounds(federation, backend, p, client_features, list(layouts),
@@ -248,7 +248,7 @@ class SFedMV(FederatedMVL):
         return weights
 
     def _local_baselines(self, seed: int, specs: dict[str, extractor.ExtractorSpec],
-                         start: np.ndarray, data: dict[str, Sequences],
+                         data: dict[str, Sequences],
                          labels: dict[str, np.ndarray], test_data: Sequences,
                          test_y: np.ndarray, C: int) -> dict[str, float]:
         """Table 3's local rows: every client's extractors trained alone (see the module)."""
@@ -258,7 +258,6 @@ class SFedMV(FederatedMVL):
         own_test: dict[str, list[np.ndarray]] = {}
         for i, name in enumerate(data):
             models = _initial_models(specs, seed)
-            load_all(models, start)
             train_extractors(models, data[name], labels[name], epochs,
                              nn.torch_seed(generator(seed, f"fedmv/sequential/local/{i}")))
             own[name] = (features(models, data[name]), labels[name])
