@@ -49,3 +49,17 @@ def federation_factory() -> Callable[..., Federation]:
 def nri_dc_fixture() -> Callable[..., RunResult]:
     """``nri_dc(params=..., defenses=..., **run options)``: a cached NRI-DC run on Pima."""
     return _nri_dc
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the paper-scale tests marked slow (minutes each)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="paper-scale: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -1,5 +1,5 @@
 """Attacks on FedMV: the exchanged estimates read back as images of the private views, and
-S-FedMV's FedAvg updates inverted back to the clients' sequences."""
+S-FedMV's FedAvg updates inverted back to the clients' sequences and labels."""
 
 from fedsec.attacks.fedmv import (
     alignment,
@@ -9,7 +9,9 @@ from fedsec.attacks.fedmv import (
     subspace,
     test_inference,
     update_inversion,
+    update_labels,
+    updates,
 )
 
 __all__ = ["alignment", "average", "binary", "conditions", "subspace", "test_inference",
-           "update_inversion"]
+           "update_inversion", "update_labels", "updates"]

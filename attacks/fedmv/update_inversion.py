@@ -8,13 +8,9 @@ dummy sequences and fit them until the simulated update matches the real one (Di
 "Data leakage in federated averaging", TMLR 2022; :func:`fedsec.attacks.inversion.invert_fedavg`).
 Each view's extractor trains on that view alone, so each view is inverted on its own.
 
-Where the update comes from:
-
-- the **server** (or anyone who can open the update messages): each client's update itself;
-- **all clients but one** (with two clients, each one): the other client's weights follow
-  from the next broadcast average, ``w^other = (N w_bar - sum_own N_l w^l) / N_other``
-  (two-client differencing). ``N_other`` is not sent in the clear; by default the coalition
-  assumes the mean of its own counts (``other_rows`` sets it) and inverts that many samples.
+Where the update comes from (:func:`.updates.read_targets`): the server reads each client's
+update; all clients but one difference the other's out of the next average (two-client
+differencing), assuming ``other_rows`` samples (by default the mean of their own counts).
 
 Labels come from the update of each view's output bias (their counts, after Geng et al.;
 ``labels = "joint"`` optimises soft labels with the inputs instead). What the attacker does not
@@ -31,10 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.attacks.fedmv.update_labels import infer_labels
+from fedsec.attacks.fedmv.updates import Target, read_targets
 from fedsec.attacks.inversion.fedavg import (
     LocalTraining,
     invert_fedavg,
-    label_counts_from_bias_update,
 )
 from fedsec.data.sequences import PRESENT
 from fedsec.interfaces import Attack
@@ -42,46 +39,12 @@ from fedsec.nn import layout_from_meta, unflatten
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedmv import extractor, tags
-from fedsec.protocols.fedmv.setup import PAPER, SERVER
+from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.validation import check_choice, check_float, check_int
 from fedsec.view import View
 
 OWNER = "attack 'fedavg-inversion'"
-
-
-@dataclass(frozen=True)
-class Target:
-    """One client's update as the adversary reads it: start, end, row count."""
-
-    client: str
-    round: int
-    start: np.ndarray
-    end: np.ndarray
-    rows: int
-    how: str
-
-
-def infer_labels(delta_bias: np.ndarray, n: int, local: LocalTraining) -> np.ndarray | None:
-    """The client's labels from its output bias update, when they can be read.
-
-    One sample (iDLG's case): the true class's bias gradient ``p_c - 1`` is negative at every
-    step and every other class's positive, whatever the optimizer, so its bias alone grows.
-    Several samples under SGD: the class counts (:func:`label_counts_from_bias_update`).
-    Under RMSProp with several samples the steps are normalised and the counts unreadable:
-    None (the labels are then fitted with the inputs).
-
-    Examples
-    --------
-    >>> infer_labels(np.array([-0.2, 0.5, -0.3]), 1, LocalTraining(1, 1, 0.1)).tolist()
-    [1]
-    """
-    if n == 1:
-        return np.array([int(np.argmax(delta_bias))])
-    if local.optimizer == "sgd":
-        counts = label_counts_from_bias_update(delta_bias, n_samples=n, local=local)
-        return np.repeat(np.arange(delta_bias.size), counts)
-    return None
 
 
 def with_present(inputs: np.ndarray, channels: list[str]) -> np.ndarray:
@@ -135,35 +98,8 @@ class FedAvgInversion(Attack):
         return reason
 
     def _targets(self, view: View) -> list[Target]:
-        r = self.params.round
-        broadcasts = {int(m.round): m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)
-                      if view.can_open(m)}
-        if r not in broadcasts:
-            return []
-        start = np.asarray(view.open(broadcasts[r]), dtype=np.float64)
-        updates = [m for m in view.select(tag=tags.EXTRACTOR_UPDATE, round=r)
-                   if view.can_open(m)]
-        out = []
-        for m in updates:
-            if m.sender in view.knowledge:
-                continue
-            payload = np.asarray(view.open(m), dtype=np.float64)
-            out.append(Target(client=m.sender, round=r, start=start, end=payload[1:] / payload[0],
-                              rows=round(payload[0]), how="read"))
-        if out or r + 1 not in broadcasts:
-            return out[:self.params.clients]
-        clients = [p for p in view.parties if p != SERVER]
-        missing = [c for c in clients if c not in view.knowledge]
-        own = [np.asarray(view.open(m), dtype=np.float64) for m in updates
-               if m.sender in view.knowledge]
-        if len(missing) != 1 or not own or len(own) != len(clients) - 1:
-            return []
-        counts = [float(v[0]) for v in own]
-        other = float(self.params.other_rows) or float(np.mean(counts))
-        average = np.asarray(view.open(broadcasts[r + 1]), dtype=np.float64)
-        end = ((sum(counts) + other) * average - sum(v[1:] for v in own)) / other
-        return [Target(client=missing[0], round=r, start=start, end=end, rows=round(other),
-                       how="differenced")]
+        return read_targets(view, self.params.round, clients=self.params.clients,
+                            other_rows=self.params.other_rows)
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)

@@ -1,0 +1,142 @@
+"""Label inference from S-FedMV's FedAvg updates: which classes a client trained on.
+
+The update of each view's output bias carries the client's labels. With one sample (iDLG,
+Zhao et al. 2020): the true class's bias gradient ``p_c - 1`` is negative at every local step
+and every other class's positive, whatever the optimizer, so only the true class's bias grows.
+With several samples under SGD: the class counts (after Geng et al., "Towards General Deep
+Leakage in Federated Learning", 2021;
+:func:`fedsec.attacks.inversion.fedavg.label_counts_from_bias_update`).
+Under RMSProp with several samples every step is normalised per coordinate and the counts are
+not readable from the bias alone: such clients are outside this attack (the inversion attack
+fits their labels jointly with the inputs instead).
+
+Every view's extractor trains on the same labels, so the counts read from each view are
+averaged. The estimate is the client's label multiset (sorted; the order of its sessions is not
+recovered), scored by ``label-counts``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fedsec.attacks.fedmv.updates import Target, read_targets, view_slices
+from fedsec.attacks.inversion.fedavg import LocalTraining, label_counts_from_bias_update
+from fedsec.interfaces import Attack
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import truth_key
+from fedsec.protocols.fedmv import tags
+from fedsec.protocols.fedmv.setup import PAPER
+from fedsec.registry import register
+from fedsec.validation import check_int
+from fedsec.view import View
+
+OWNER = "attack 'update-labels'"
+
+
+def infer_labels(delta_bias: np.ndarray, n: int, local: LocalTraining) -> np.ndarray | None:
+    """The client's labels (sorted) from its output bias update, when they can be read.
+
+    One sample: the class whose bias grew most. Several samples under SGD: the class counts.
+    Several under RMSProp: None.
+
+    Examples
+    --------
+    >>> infer_labels(np.array([-0.2, 0.5, -0.3]), 1, LocalTraining(1, 1, 0.1)).tolist()
+    [1]
+    >>> infer_labels(np.array([-0.2, 0.5, -0.3]), 2, LocalTraining(1, 1, 0.1, "rmsprop"))
+    """
+    counts = class_counts(delta_bias, n, local)
+    return None if counts is None else np.repeat(np.arange(counts.size), counts)
+
+
+def class_counts(delta_bias: np.ndarray, n: int, local: LocalTraining) -> np.ndarray | None:
+    """How many of the client's ``n`` samples are of each class, or None when unreadable."""
+    delta = np.asarray(delta_bias, dtype=np.float64)
+    if n == 1:
+        return np.eye(delta.size, dtype=np.int64)[int(np.argmax(delta))]
+    if local.optimizer == "sgd":
+        return label_counts_from_bias_update(delta, n_samples=n, local=local)
+    return None
+
+
+def combine_counts(per_view: list[np.ndarray], n: int) -> np.ndarray:
+    """Counts read from several views, averaged and rounded to ``n`` (largest remainders).
+
+    Examples
+    --------
+    >>> combine_counts([np.array([2, 1]), np.array([1, 2]), np.array([2, 1])], 3).tolist()
+    [2, 1]
+    """
+    mean = np.mean(per_view, axis=0) * n / max(float(np.mean([c.sum() for c in per_view])), 1.0)
+    counts = np.floor(mean).astype(np.int64)
+    for c in np.argsort(-(mean - counts), kind="stable")[:n - int(counts.sum())]:
+        counts[c] += 1
+    return counts
+
+
+@register("attack", "update-labels")
+class UpdateLabels(Attack):
+    """The label counts of a client's local set from its FedAvg update's output bias."""
+
+    summary = ("S-FedMV: the classes a client trained on, from the output-bias update of its "
+               "FedAvg weights (iDLG for one sample; counts under SGD).")
+    paper = PAPER
+    default_scorer = "label-counts"
+    needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        round: int = 1
+        clients: int = 64
+        other_rows: int = 0
+
+        def __post_init__(self) -> None:
+            for name in ("round", "clients"):
+                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
+            check_int(self.other_rows, owner=OWNER, name="other_rows", min_value=0)
+
+    def _readable(self, view: View) -> tuple[list[Target], LocalTraining | None]:
+        targets = read_targets(view, self.params.round, clients=self.params.clients,
+                               other_rows=self.params.other_rows)
+        if not targets:
+            return [], None
+        meta = next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta
+        local = LocalTraining.from_meta(meta[tags.LOCAL_TRAINING])
+        return [t for t in targets if t.rows == 1 or local.optimizer == "sgd"], local
+
+    def not_applicable(self, view: View) -> str | None:
+        reason = super().not_applicable(view)
+        if reason is not None:
+            return reason
+        targets, local = self._readable(view)
+        if local is None:
+            return (f"{view.threat} reads no client's update in round {self.params.round}: it "
+                    "opens no update and is not every client but one")
+        if not targets:
+            return (f"the clients train with {local.optimizer} on several samples: the output "
+                    "bias update does not give their label counts")
+        return None
+
+    def run(self, view: View) -> Reconstruction:
+        self.check(view)
+        targets, local = self._readable(view)
+        assert local is not None
+        meta = next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta
+        estimates: dict[str, np.ndarray] = {}
+        info: dict[str, Any] = {"targets": {}}
+        for target in targets:
+            starts = view_slices(meta, target.start)
+            ends = view_slices(meta, target.end)
+            per_view = [class_counts(end["head.bias"] - start["head.bias"], target.rows, local)
+                        for start, end in zip(starts, ends, strict=True)]
+            counts = combine_counts([c for c in per_view if c is not None], target.rows)
+            estimates[truth_key(target.client, "value", *tags.TRAINED_LABELS.split("/"))] = \
+                np.repeat(np.arange(counts.size), counts)
+            info["targets"][target.client] = {"round": target.round, "rows": target.rows,
+                                              "update": target.how,
+                                              "counts": counts.tolist()}
+        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
+                              baseline={}, info=info)
