@@ -16,8 +16,8 @@ import numpy as np
 
 from fedsec.outcomes import Outcome
 from fedsec.transcript import Transcript
+from fedsec.transcript.check import RESULT_FILE  # noqa: F401 (re-exported)
 
-RESULT_FILE = "result.json"
 RESULT_SCHEMA_VERSION = "1"
 
 

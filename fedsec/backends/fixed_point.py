@@ -81,13 +81,18 @@ def pack(values: np.ndarray, *, fraction_bits: int, integer_bits: int, headroom_
     width = slot_width(fraction_bits, integer_bits)
     stride = width + headroom_bits
     offset = 1 << (width - 1)
-    scaled = np.rint(np.asarray(values, dtype=np.float64) * float(2**fraction_bits))
+    values = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValidationError("Only finite values can be encrypted; a value is NaN or infinite.")
+    scaled = np.rint(values * float(2**fraction_bits))
     if scaled.size and float(np.max(np.abs(scaled))) >= offset:
         raise ValidationError(
             f"A value needs more than {integer_bits} integer bits; raise 'max_abs' on the "
             "Paillier backend."
         )
-    ints = [int(v) + offset for v in scaled.astype(np.int64).tolist()]
+    # Python integers, exact: a float times a power of two is exact, and int64 would wrap
+    # beyond 2**63 (65,536 with 47 fraction bits)
+    ints = [int(v) + offset for v in scaled.tolist()]
     out = []
     for start in range(0, len(ints), slots):
         acc = 0

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from fedsec.cli.output import print_json, table
 from fedsec.cost import human_bytes, summarize
-from fedsec.transcript import read_transcript
+from fedsec.transcript import check_file
 
 
 def add_parser(sub: Any) -> None:
@@ -20,19 +21,28 @@ def add_parser(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    transcript = read_transcript(args.transcript)
-    report = transcript.verify()
+    verdict = check_file(args.transcript)
+    transcript, report = verdict.transcript, verdict.report
+    if transcript is None or report is None:
+        if args.json:
+            print_json({"transcript": args.transcript, "status": verdict.status,
+                        "integrity": {"ok": False, "status": verdict.status,
+                                      "problems": [verdict.problem]}})
+        else:
+            print(f"{args.transcript}: {verdict.summary()}")
+        return 1
     cost = summarize(transcript.messages)
     if args.json:
-        print_json({"transcript": args.transcript, "header": dict(transcript.header),
-                    "integrity": report.to_dict(), "cost": cost})
-        return 0 if report.ok else 1
+        print_json({"transcript": args.transcript, "status": verdict.status,
+                    "header": dict(transcript.header), "integrity": report.to_dict(),
+                    "cost": cost})
+        return 0 if verdict.ok else 1
     header = transcript.header
-    protocol = header.get("protocol", {}).get("name", "?")
-    backend = header.get("backend", {}).get("name", "?")
+    protocol = _field(header, "protocol", "name")
+    backend = _field(header, "backend", "name")
     print(f"{args.transcript}: {protocol} with backend {backend}, seed {header.get('seed', '?')}, "
           f"{len(transcript)} messages, {human_bytes(cost['total']['bytes'])} on the wire")
-    if header.get("backend", {}).get("insecure_simulation_keys"):
+    if _field(header, "backend", "insecure_simulation_keys") is True:
         print("keys were derived from the run's seed (simulation mode: reproducible, insecure)")
     print()
     print(table(((name, v["messages_sent"], v["bytes_sent"], v["messages_received"],
@@ -45,5 +55,11 @@ def handle(args: argparse.Namespace) -> int:
     print(table(((r, v["messages"], v["bytes"]) for r, v in cost["by_round"].items()),
                 ("round", "messages", "bytes")))
     print()
-    print(f"integrity: {report.summary()}")
-    return 0 if report.ok else 1
+    print(f"integrity: {verdict.summary()}")
+    return 0 if verdict.ok else 1
+
+
+def _field(header: Mapping[str, Any], section: str, name: str) -> Any:
+    """``header[section][name]``, or ``"?"`` when the header does not hold it."""
+    value = header.get(section)
+    return value.get(name, "?") if isinstance(value, dict) else "?"

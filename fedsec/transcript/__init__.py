@@ -5,6 +5,7 @@ Write with :class:`TranscriptWriter` (the network does this), read with
 :func:`read_pandas` or ``pandas.read_feather``.
 """
 
+from fedsec.transcript.check import STATUSES, FileVerdict, check_file
 from fedsec.transcript.message import Message
 from fedsec.transcript.reader import read_pandas, read_transcript
 from fedsec.transcript.transcript import IntegrityReport, Transcript
@@ -15,10 +16,13 @@ FILE_NAME = "transcript.arrow"
 
 __all__ = [
     "FILE_NAME",
+    "STATUSES",
+    "FileVerdict",
     "IntegrityReport",
     "Message",
     "Transcript",
     "TranscriptWriter",
+    "check_file",
     "read_pandas",
     "read_transcript",
     "write_transcript",

@@ -17,12 +17,16 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from hashlib import sha256
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from fedsec.transcript import arrow_format as fmt
+from fedsec.transcript.message import canonical_json
+from fedsec.transcript.payload import encode
+from fedsec.transcript.transcript import Transcript
 
 BYTE_DAMAGE = ("flip", "overwrite", "insert", "delete", "truncate", "copy_span")
 EDITS = ("edit_payload", "edit_meta", "edit_round", "edit_header", "edit_footer", "drop_message",
@@ -130,3 +134,17 @@ def _edit(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
             writer.write_batch(batch.replace_schema_metadata(schema.metadata),
                                custom_metadata=custom)
     return sink.getvalue()
+
+
+def fingerprint(transcript: Transcript) -> str:
+    """A digest of everything the chain covers (header, messages but their timings, the end
+    record's status, count and error): equal fingerprints, equal chained content."""
+    h = sha256(canonical_json(dict(transcript.header)).encode())
+    for m in transcript.messages:
+        fields = (m.seq, m.round, m.phase, m.sender, m.receiver, m.tag, m.kind, m.protection,
+                  m.key_id, m.dtype, list(m.shape), m.size, m.meta_json)
+        h.update(json.dumps(fields).encode() + b"\x1e" + encode(m.payload)[3] + b"\x1d")
+    footer = dict(transcript.footer or {})
+    h.update(canonical_json({k: footer.get(k) for k in ("status", "n_messages", "error")})
+             .encode())
+    return h.hexdigest()

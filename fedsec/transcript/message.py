@@ -16,12 +16,16 @@ from fedsec.errors import ValidationError
 #: Names of parties, tags, phases and protections: no separators, no spaces.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+\-/]*$")
 
-#: The chain's hash function per transcript format: format 2 (written now) uses BLAKE3,
-#: about four times faster than SHA-256 on large payloads; format 1 files used SHA-256 and
-#: are still read and verified.
-CHAIN_HASHES: dict[str, Callable[[bytes], Any]] = {"1": sha256, "2": blake3}
+#: The chain's hash function per transcript format: formats 2 and 3 use BLAKE3, about four
+#: times faster than SHA-256 on large payloads; format 1 files used SHA-256. Format 3 (written
+#: now) also chains the end record (:func:`seal`). Every format is still read and verified.
+CHAIN_HASHES: dict[str, Callable[[bytes], Any]] = {"1": sha256, "2": blake3, "3": blake3}
 #: The format :class:`~fedsec.transcript.TranscriptWriter` writes.
-CHAIN_FORMAT = "2"
+CHAIN_FORMAT = "3"
+#: The formats whose end record is chained.
+SEALED_FORMATS = frozenset({"3"})
+#: The end record's fields the seal covers.
+SEALED_FIELDS = ("status", "n_messages", "error")
 
 
 class Message(NamedTuple):
@@ -141,3 +145,12 @@ def link(
     h = new(previous + head.encode("utf-8"))
     h.update(raw)
     return h.digest()
+
+
+def seal(head: bytes, footer: Mapping[str, Any], version: str = CHAIN_FORMAT) -> bytes:
+    """The chain value of the end record: the last message's chain value and how the run
+    ended (:data:`SEALED_FIELDS`: status, message count, error), so none of them can be edited
+    without re-chaining."""
+    fields = canonical_json({k: footer.get(k) for k in SEALED_FIELDS})
+    label = f"fedsec-transcript-v{version}-end".encode()
+    return CHAIN_HASHES[version](label + b"\x00" + head + fields.encode("utf-8")).digest()

@@ -7,7 +7,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fedsec.transcript.message import CHAIN_FORMAT, Message, canonical_json, genesis, link
+from fedsec.transcript.message import (
+    CHAIN_FORMAT,
+    SEALED_FORMATS,
+    Message,
+    canonical_json,
+    genesis,
+    link,
+    seal,
+)
 from fedsec.transcript.payload import encode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,6 +76,9 @@ class Transcript:
         ``None`` when the file was cut before the end record.
     read_problems : tuple of str
         Problems met while reading the file (unreadable parts).
+    damaged_at : int or None
+        Where a damaged batch or message stopped the reading (the position of the first
+        message not read); None when the file was read to its end or merely cut off.
     format_version : str
         The transcript format, which fixes the chain's hash function.
     """
@@ -77,6 +88,7 @@ class Transcript:
     footer: Mapping[str, Any] | None
     read_problems: tuple[str, ...] = field(default=())
     format_version: str = CHAIN_FORMAT
+    damaged_at: int | None = None
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -99,7 +111,9 @@ class Transcript:
         """
         problems = list(self.read_problems)
         status = "truncated" if self.read_problems else "complete"
-        first_bad: int | None = None
+        first_bad: int | None = self.damaged_at
+        if first_bad is not None:
+            status = "tampered"
         version = self.format_version
         prev = genesis(canonical_json(dict(self.header)), version)
         for i, m in enumerate(self.messages):
@@ -144,6 +158,11 @@ class Transcript:
         if self.footer.get("head") != head.hex():
             problems.append("the final chain value does not match the end record")
             return "tampered"
+        if (self.format_version in SEALED_FORMATS
+                and self.footer.get("end") != seal(head, self.footer, self.format_version).hex()):
+            problems.append("the end record does not match the chain: its status, message "
+                            "count or error was edited")
+            return "tampered"
         if self.footer.get("status") != "complete":
             problems.append(f"the run aborted: {self.footer.get('error', 'no reason recorded')}")
             return "aborted"
@@ -164,7 +183,7 @@ class Transcript:
              "receiver": m.receiver, "tag": m.tag, "kind": m.kind, "protection": m.protection,
              "key_id": m.key_id, "dtype": m.dtype, "shape": m.shape, "size": m.size,
              "payload": m.payload, "meta": m.meta_json, "elapsed": m.elapsed,
-             "crypto_seconds": m.crypto_seconds}
+             "crypto_seconds": m.crypto_seconds, "digest": m.digest}
             for m in self.messages
         ]
         return pd.DataFrame(rows)

@@ -19,7 +19,7 @@ import pyarrow.ipc as ipc
 
 from fedsec.errors import TranscriptError
 from fedsec.transcript import arrow_format as fmt
-from fedsec.transcript.message import Message, canonical_json, genesis, link
+from fedsec.transcript.message import Message, canonical_json, genesis, link, seal
 from fedsec.transcript.payload import BYTES, decode, encode, wire_view
 from fedsec.transcript.transcript import Transcript
 
@@ -44,8 +44,8 @@ class ArrowSink:
     """Writes record batches to ``PATH.partial`` and moves the file into place on finish.
 
     The last batch of a finished transcript has no rows; its custom metadata
-    holds the footer (status, message count, final chain value). A file
-    without it was cut short. Writes go straight to the operating system (no
+    holds the footer (status, message count, final chain value, the end record's seal). A
+    file without it was cut short. The file is readable by its owner only. Writes go straight to the operating system (no
     Python-level buffer), so every written batch survives the process.
     """
 
@@ -55,6 +55,10 @@ class ArrowSink:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.partial = self.path.with_name(self.path.name + ".partial")
         self.schema = fmt.schema(header_json, version)
+        # owner-only, like the private store: under plain or simulation keys the payloads are
+        # the parties' private values
+        os.close(os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        os.chmod(self.partial, 0o600)
         self._file = pa.OSFile(str(self.partial), "wb")
         self._writer = ipc.new_file(self._file, self.schema)
 
@@ -323,6 +327,7 @@ class TranscriptWriter:
             }
             if error is not None:
                 footer["error"] = error
+            footer["end"] = seal(self._head, footer).hex()
             if self._disk is not None:
                 self.flush()
                 self._disk.inbox.put(None)

@@ -61,6 +61,17 @@ def test_packing_refuses_values_beyond_their_bits() -> None:
         check_range(np.array([np.nan]), 8.0, what="x")
     assert slot_width(36, 17) == 54
     assert z64_bound(36, 1024) == 2.0**17
+    with pytest.raises(ValidationError, match="finite"):
+        pack(np.array([np.inf]), fraction_bits=8, integer_bits=4, headroom_bits=2, slots=1)
+
+
+@pytest.mark.parametrize("fraction_bits", [36, 47, 60, 100])
+def test_packing_is_exact_beyond_64_bit_integers(fraction_bits: int) -> None:
+    # 65,536 with 47 fraction bits is 2**63: int64 wrapped it to -65,533 once
+    values = np.array([65536.0, -65536.0, 0.5, 1e-3])
+    kw = {"fraction_bits": fraction_bits, "integer_bits": 17, "headroom_bits": 4, "slots": 2}
+    back = unpack(pack(values, **kw), 4, n_summands=1, **kw)
+    np.testing.assert_allclose(back, values, atol=2.0**-fraction_bits)
 
 
 @settings(max_examples=40, deadline=None)

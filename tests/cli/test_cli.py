@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from fedsec.transcript import read_transcript
+from fedsec.transcript.damage import fingerprint
 
 FEDSEC = [sys.executable, "-m", "fedsec.cli.main"]
 
@@ -79,7 +83,28 @@ def test_inspect_on_corrupt_transcript_says_where_and_exits_1(run_dir: Path,
     (tmp_path / "junk.arrow").write_bytes(b"not a transcript")
     proc = fedsec("inspect", str(tmp_path / "junk.arrow"))
     assert proc.returncode == 1
-    assert proc.stderr.count("\n") == 1 and "not a fedsec transcript" in proc.stderr
+    # a verdict like any other: one line on standard output
+    assert proc.stdout.count("\n") == 1 and "not a transcript" in proc.stdout
+    assert "not a fedsec transcript" in proc.stdout
+
+
+def test_inspect_gives_a_verdict_after_eleven_inserted_bytes(run_dir: Path,
+                                                             tmp_path: Path) -> None:
+    # an 11-byte insertion used to make the Arrow decoder read outside the file (exit 139)
+    data = (run_dir / "transcript.arrow").read_bytes()
+    original = fingerprint(read_transcript(run_dir / "transcript.arrow"))
+    rng = np.random.default_rng(11)
+    for at in rng.integers(8, len(data), size=4):
+        (tmp_path / "x.arrow").write_bytes(data[:at] + rng.bytes(11) + data[at:])
+        proc = fedsec("inspect", str(tmp_path / "x.arrow"))
+        last = proc.stdout.strip().splitlines()[-1]
+        assert proc.stderr == ""
+        if proc.returncode == 0:  # the bytes went where the chain does not reach (the index)
+            assert "intact" in last
+            assert fingerprint(read_transcript(tmp_path / "x.arrow")) == original
+        else:
+            assert proc.returncode == 1
+            assert any(s in last for s in ("truncated", "tampered", "not a transcript")), last
 
 
 def test_attack_succeeds_under_plain(run_dir: Path) -> None:
