@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -21,6 +22,8 @@ from fedsec.errors import ValidationError
 
 FILE_NAME = "private.npz"
 _BYTES_INDEX = "__bytes_entries__"
+#: The run a store belongs to: the chain head of its transcript (not a truth entry).
+_RUN_INDEX = "__run__"
 _PARTY, _OUTCOME, _SEP = "party", "outcome", "/"
 
 
@@ -110,8 +113,13 @@ def _check_part(part: str, what: str) -> str:
     return part
 
 
-def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray | bytes]) -> None:
-    """Write ``entries`` atomically; byte strings are kept as bytes on reload."""
+def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray | bytes], *,
+                 transcript_head: str = "") -> None:
+    """Write ``entries`` atomically; byte strings are kept as bytes on reload.
+
+    ``transcript_head`` (the final chain value of the run's transcript) binds the store to its
+    run: :func:`check_same_run` refuses a store from another run.
+    """
     arrays: dict[str, np.ndarray] = {}
     byte_names = []
     for name, value in entries.items():
@@ -127,6 +135,9 @@ def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray 
                 )
             arrays[name] = arr
     arrays[_BYTES_INDEX] = np.frombuffer(json.dumps(byte_names).encode(), dtype=np.uint8)
+    if transcript_head:
+        arrays[_RUN_INDEX] = np.frombuffer(
+            json.dumps({"transcript_head": transcript_head}).encode(), dtype=np.uint8)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
@@ -140,14 +151,46 @@ def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray 
 
 
 def load_private(path: str | os.PathLike[str]) -> dict[str, np.ndarray | bytes]:
-    """Read a store written by :func:`save_private`."""
-    with np.load(path, allow_pickle=False) as data:
-        byte_names = set(json.loads(bytes(data[_BYTES_INDEX]).decode()))
-        return {
-            name: (bytes(data[name]) if name in byte_names else data[name])
-            for name in data.files
-            if name != _BYTES_INDEX
-        }
+    """Read a store written by :func:`save_private`.
+
+    Raises
+    ------
+    ValidationError
+        When the file is not a readable private store (damaged, or something else).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            byte_names = set(json.loads(bytes(data[_BYTES_INDEX]).decode()))
+            return {
+                name: (bytes(data[name]) if name in byte_names else data[name])
+                for name in data.files
+                if name not in (_BYTES_INDEX, _RUN_INDEX)
+            }
+    except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile,
+            UnicodeDecodeError) as error:
+        raise ValidationError(f"{str(path)!r} is not a readable private store ({error}); use "
+                              f"the {FILE_NAME} that 'fedsec run' wrote.") from None
+
+
+def check_same_run(path: str | os.PathLike[str], transcript_head: str) -> None:
+    """Refuse the store at ``path`` when it records another run's transcript.
+
+    Stores written before runs were recorded in them are accepted.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _RUN_INDEX not in data.files:
+                return
+            recorded = json.loads(bytes(data[_RUN_INDEX]).decode()).get("transcript_head")
+    except (OSError, ValueError, KeyError, EOFError, TypeError, AttributeError,
+            zipfile.BadZipFile, UnicodeDecodeError) as error:
+        raise ValidationError(f"{str(path)!r} is not a readable private store ({error}); use "
+                              f"the {FILE_NAME} that 'fedsec run' wrote.") from None
+    if recorded != transcript_head:
+        raise ValidationError(
+            f"{str(path)!r} belongs to another run (its transcript ended in chain value "
+            f"{str(recorded)[:16]}…, this one in {transcript_head[:16]}…); use the private "
+            "store of the run that wrote this transcript.")
 
 
 def party_entries(

@@ -14,6 +14,7 @@ from fedsec.errors import FedsecError
 from fedsec.federation import Federation
 from fedsec.network import Network
 from fedsec.outcomes import Outcome
+from fedsec.outdir import hold
 from fedsec.plan import RunConfig, RunPlan, plan
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
 from fedsec.private_store import save_private, truth_key
@@ -53,6 +54,14 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     thread (see :class:`~fedsec.transcript.TranscriptWriter`); callers that keep
     every core busy already turn it off.
     """
+    if out_dir is None:
+        return _execute(checked, None, progress=progress, prefault=prefault)
+    with hold(out_dir, "fedsec run") as out:
+        return _execute(checked, out, progress=progress, prefault=prefault)
+
+
+def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], None] | None,
+             prefault: bool) -> RunResult:
     say = progress or (lambda _msg: None)
     config, protocol, backend = checked.config, checked.protocol, checked.backend
     defenses, spec = checked.defenses, checked.partition
@@ -76,7 +85,9 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
         "partition": str(spec), "parties": dict(partition.roles), "seed": config.seed,
         "versions": versions(),
     }
-    out = None if out_dir is None else Path(out_dir)
+    if out is not None:  # the directory now holds this run: never an old result beside it
+        for name in (RESULT_FILE, PRIVATE_FILE):
+            (out / name).unlink(missing_ok=True)
     writer = TranscriptWriter(header, None if out is None else out / TRANSCRIPT_FILE,
                               prefault=prefault)
     network = Network(writer, partition.roles)
@@ -121,7 +132,7 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     )
     if out is not None:
         say(f"writing {out}")
-        save_private(out / PRIVATE_FILE, private)
+        save_private(out / PRIVATE_FILE, private, transcript_head=transcript.footer["head"])
         write_json(out / RESULT_FILE, record.to_json())
     return RunResult(record=record, outcome=outcome, reference=reference,
                      transcript=transcript, private=private)

@@ -17,6 +17,7 @@ from typing import Any
 from fedsec.audit.cell import run_cell
 from fedsec.audit.spec import AuditSpec, Cell, parse_spec
 from fedsec.errors import ValidationError
+from fedsec.outdir import hold
 from fedsec.results import versions, write_json
 
 CELLS_DIR = "cells"
@@ -36,9 +37,10 @@ def is_done(out_dir: Path, cell: Cell) -> bool:
     if not path.is_file():
         return False
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("status") == "ok"
-    except (OSError, json.JSONDecodeError):
-        return False
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False  # damaged: run it again
+    return isinstance(result, dict) and result.get("status") == "ok"
 
 
 def rerun_command(spec: AuditSpec, out_dir: Path, cell: Cell) -> str:
@@ -55,8 +57,13 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
     Each result is written to ``OUT/cells/ID.json`` (atomically) as soon as it
     is known, so an interrupted audit resumes where it stopped.
     """
+    with hold(out_dir, "fedsec audit") as out:
+        return _run_audit(spec, out, jobs=jobs, only=only, progress=progress)
+
+
+def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, only: str | None,
+               progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
     say = progress or (lambda _m: None)
-    out = Path(out_dir)
     (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
     write_json(out / SCENARIO_FILE, {"source": spec.source, "name": spec.name,
                                      "description": spec.description, "scenario": spec.raw,

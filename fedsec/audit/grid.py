@@ -42,6 +42,10 @@ class Cell:
     params: Mapping[str, Any]
     seed: int
     dataset: str = ""
+    #: Everything scenario-wide that changes the cell's result (the dataset spec, partition,
+    #: backend parameters, scaling, test size, attacks and scorers): part of the id, so a
+    #: changed scenario never reuses a finished cell of another.
+    context: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def config_dict(self) -> dict[str, Any]:
         """JSON-able description (what makes the cell unique)."""
@@ -52,8 +56,9 @@ class Cell:
 
     @property
     def id(self) -> str:
-        """A stable short id: a hash of the configuration."""
-        text = json.dumps(self.config_dict(), sort_keys=True, default=str)
+        """A stable short id: a hash of the configuration and the scenario's context."""
+        text = json.dumps({**self.config_dict(), "context": dict(self.context)}, sort_keys=True,
+                          default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     @property

@@ -119,6 +119,11 @@ class AuditSpec:
                   for values in itertools.product(*(self.sweep[k] for k in keys))] or [{}]
         out = []
         several = len(self.datasets) > 1
+        attacks = [{"name": a.name, "threats": list(a.threats), "scorer": a.scorer,
+                    "params": dict(a.params), "scorer_params": dict(a.scorer_params)}
+                   for a in self.attacks]
+        shared = {"partition": self.partition, "backend_params": dict(self.backend_params),
+                  "scaling": self.scaling, "test_size": self.test_size, "attacks": attacks}
         for protocol, dataset, backend, defense, combo, seed in itertools.product(
                 self.protocols, self.datasets, self.backends, [None, *self.defenses], combos,
                 self.seeds):
@@ -128,7 +133,7 @@ class AuditSpec:
                 if cls.protocols and protocol_name not in cls.protocols:
                     continue
             out.append(Cell(protocol, backend, defense, {**self.params, **combo}, seed,
-                            dataset if several else ""))
+                            dataset if several else "", {**shared, "dataset": dataset}))
         return out
 
 

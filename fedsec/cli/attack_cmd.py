@@ -12,7 +12,7 @@ from fedsec.cli.output import print_json
 from fedsec.errors import FedsecError, TranscriptError, ValidationError
 from fedsec.params import parse_assignments
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
-from fedsec.private_store import load_private
+from fedsec.private_store import check_same_run, load_private
 from fedsec.transcript import read_transcript
 from fedsec.views import build_view
 
@@ -45,7 +45,10 @@ def handle(args: argparse.Namespace) -> int:
                               "attacking an altered transcript would give meaningless scores.")
     if not report.ok:
         print(f"fedsec: warning: {report.summary()}; attacking the readable part", file=sys.stderr)
+    head = str((transcript.footer or {}).get("head", ""))
     beside = path.parent / PRIVATE_FILE
+    if beside.is_file() and head:
+        check_same_run(beside, head)
     private = load_private(beside) if beside.is_file() else None
     view = build_view(transcript, args.threat, private)
     attack = registry.create("attack", args.attack,
@@ -62,6 +65,8 @@ def handle(args: argparse.Namespace) -> int:
         if not truth_path.is_file():
             raise ValidationError(f"--truth {args.truth}: no {PRIVATE_FILE} there; pass the "
                                   "directory 'fedsec run --out' wrote.")
+        if head:
+            check_same_run(truth_path, head)
         scorer = registry.create("scorer", args.scorer or attack.default_scorer)
         try:
             outcome["scores"] = scorer.score(reconstruction, load_private(truth_path))

@@ -30,11 +30,15 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     if not scenario_path.is_file() or not cell_files:
         raise ValidationError(f"{out} holds no audit results (scenario.json and cells/*.json); "
                               "run 'fedsec audit SPEC.toml --out DIR' first.")
-    scenario = json.loads(scenario_path.read_text(encoding="utf-8"))
-    every = [json.loads(p.read_text(encoding="utf-8")) for p in cell_files]
+    try:
+        scenario = json.loads(scenario_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ValidationError(f"{scenario_path} is unreadable ({error}); run 'fedsec audit' "
+                              "again to rewrite it.") from None
+    every, unreadable = _read_cells(cell_files)
     wanted = _scenario_cells(scenario)
     cells = [c for c in every if wanted is None or c.get("cell") in wanted]
-    stale = sorted(c.get("cell", "?") for c in every if c not in cells)
+    stale = sorted([c.get("cell", "?") for c in every if c not in cells] + unreadable)
     if not cells:
         raise ValidationError(f"{out} holds no result of its scenario's cells (only {len(stale)} "
                               "stale ones from an earlier scenario); run 'fedsec audit' again.")
@@ -106,6 +110,22 @@ def glossary(configs: list[dict[str, Any]], base_dir: str) -> dict[str, str]:
             key = metric if metric not in out or out[metric] == text else f"{metric} ({scorer})"
             out[key] = text
     return out
+
+
+def _read_cells(paths: list[Path]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The cell results that parse, and the names of the files that do not (a damaged cell
+    is left out of the report like a stale one; the next 'fedsec audit' reruns it)."""
+    cells, unreadable = [], []
+    for path in paths:
+        try:
+            cell = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            cell = None
+        if isinstance(cell, dict) and isinstance(cell.get("cell"), str):
+            cells.append(cell)
+        else:
+            unreadable.append(f"{path.stem} (unreadable)")
+    return cells, unreadable
 
 
 def _scenario_cells(scenario: dict[str, Any]) -> set[str] | None:

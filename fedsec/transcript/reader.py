@@ -190,9 +190,12 @@ def _header(schema: pa.Schema, path: Path) -> tuple[dict[str, Any], str]:
             f"{', '.join(fmt.READABLE_VERSIONS)}. Upgrade fedsec to read it."
         )
     if not schema.remove_metadata().equals(_EXPECTED):
-        raise TranscriptError(f"{str(path)!r} has columns {schema.names} of types "
-                              f"{[str(t) for t in schema.types]}; expected {fmt.COLUMNS} of "
-                              "fedsec's types.")
+        try:
+            found = f"columns {schema.names} of types {[str(t) for t in schema.types]}"
+        except ValueError:  # a name that is not UTF-8
+            found = "unreadable column names"
+        raise TranscriptError(f"{str(path)!r} has {found}; expected {fmt.COLUMNS} of fedsec's "
+                              "types.")
     try:
         header = _json_object(meta[fmt.HEADER_KEY])
     except Damage as error:

@@ -45,8 +45,9 @@ class ArrowSink:
 
     The last batch of a finished transcript has no rows; its custom metadata
     holds the footer (status, message count, final chain value, the end record's seal). A
-    file without it was cut short. The file is readable by its owner only. Writes go straight to the operating system (no
-    Python-level buffer), so every written batch survives the process.
+    file without it was cut short. The file is readable by its owner only. Writes go straight
+    to the operating system (no Python-level buffer), so every written batch survives the
+    process.
     """
 
     def __init__(self, path: str | os.PathLike[str], header_json: str,

@@ -223,3 +223,35 @@ def test_the_report_defines_every_metric_it_shows(tmp_path: Path) -> None:
     assert {"baseline", "advantage", "relative_error", "fraction_recovered"} <= set(glossary)
     assert not any("no definition" in text for text in glossary.values())
     assert "<h2>Glossary</h2>" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_a_changed_scenario_never_reuses_a_finished_cell(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_audit(load_spec(write(tmp_path)), out)
+    changes = [('dataset = "iris"', 'dataset = "wine"'),
+               ('as = ["aggregator", "eavesdropper:party1->aggregator"]', 'as = ["aggregator"]'),
+               ('seeds = [0, 1]', 'seeds = [0, 1]\ntest_size = 0.3'),
+               ('seeds = [0, 1]', 'seeds = [0, 1]\nscaling = "none"'),
+               ('seeds = [0, 1]', 'seeds = [0, 1]\npartition = "horizontal:parties=4"')]
+    for old, new in changes:
+        spec = load_spec(write(tmp_path, SCENARIO.replace(old, new), name="changed.toml"))
+        messages: list[str] = []
+        run_audit(spec, out, progress=messages.append, only=spec.cells()[0].id)
+        assert messages[0].startswith("1 cells, 0 already done"), (new, messages[0])
+    report = build_report(out)  # the last scenario's one cell; every other is stale
+    assert report["n_cells"] == 1
+    assert "horizontal:parties=4" in report["scenario_text"]
+
+
+def test_a_damaged_cell_file_is_rerun_and_left_out_of_the_report(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path))
+    out = tmp_path / "out"
+    run_audit(spec, out)
+    damaged = out / "cells" / f"{spec.cells()[0].id}.json"
+    damaged.write_bytes(b"\xff\xfe not json")
+    report = build_report(out)
+    assert report["n_cells"] == 7 and any("unreadable" in s for s in report["stale_cells"])
+    messages: list[str] = []
+    run_audit(spec, out, progress=messages.append)
+    assert messages[0].startswith("8 cells, 7 already done, 1 to run")
+    assert build_report(out)["n_cells"] == 8

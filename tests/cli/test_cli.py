@@ -117,6 +117,22 @@ def test_attack_succeeds_under_plain(run_dir: Path) -> None:
     assert "estimates" not in out["reconstruction"]  # redacted by default
 
 
+def test_truth_from_another_run_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    assert fedsec("run", "secure-sum", "--dataset", "iris", "--partition",
+                  "horizontal:parties=4", "--seed", "4", "--out", str(other)).returncode == 0
+    proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "aggregator", "--truth", str(other))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "belongs to another run" in proc.stderr
+    # a damaged store beside the transcript: one line, not an internal error
+    (other / "private.npz").write_bytes(b"PK\x03\x04 damaged")
+    proc = fedsec("attack", str(other / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "aggregator")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "not a readable private store" in proc.stderr
+
+
 def test_attack_without_truth_is_not_scored(run_dir: Path) -> None:
     proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
                   "contribution-readout", "--as", "aggregator")

@@ -20,7 +20,7 @@ QUICK: dict[str, dict[str, Any]] = {
     "mvl": {"dataset": "mfeat:views=zer+mor"},
     "s-fedmv": {"dataset": "keystrokes:participants=2,sessions=8,min_presses=4,max_presses=8",
                 "params": {"fedavg_rounds": 2, "local_epochs": 1, "hidden": 4, "rounds": 2,
-                           "local_baselines": False}},
+                           "local_baselines": False, "optimizer": "sgd"}},
 }
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}
