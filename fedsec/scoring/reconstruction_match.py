@@ -8,7 +8,10 @@ attack's. The metrics over the matched pairs are :func:`match_reconstructions`' 
 per-sample MSE), ``correlation`` (mean Pearson correlation), ``label_accuracy`` and
 ``nearest_rate``: how often a reconstruction's nearest candidate in a pool of samples
 (``pool``, whose first rows are the true samples; the truth alone without it) is the true
-sample it was matched with, i.e. how often the reconstruction singles its sample out.
+sample it was matched with, i.e. how often the reconstruction singles its sample out. Its
+baseline is the rate that as many uninformed draws (:func:`random_guesses`) reach through
+the matching alone: with fewer reconstructions than true samples, the assignment picks each
+one's nearest sample whatever it holds, so the raw rate means nothing without it.
 
 The baseline is the prior guess an attacker makes without the messages: for each true
 sample, the mean of its class. It may use the data of the population, not the messages:
@@ -87,6 +90,11 @@ def match_reconstructions(recon: np.ndarray, truth: np.ndarray, *,
     out = _scores(recon[rows], truth[cols], mask[cols], cols, cand, cand_mask)
     out["label_accuracy"] = _label_accuracy(recon_labels, rows, true_labels, cols)
     base = _scores(guess, truth, mask, np.arange(n), cand, cand_mask)
+    # singling out through the matching alone: as many uninformed draws, matched the same way
+    draws = random_guesses(cand[prior], cand_mask[prior], recon.shape[0])
+    rows_d, cols_d = linear_sum_assignment(pairwise_mse(draws, truth, mask))
+    base["nearest_rate"] = _scores(draws[rows_d], truth[cols_d], mask[cols_d], cols_d, cand,
+                                   cand_mask)["nearest_rate"]
     for key, value in base.items():
         out[f"baseline_{key}"] = value
     out["baseline_label_accuracy"] = _majority_accuracy(prior_labels, true_labels)
@@ -121,6 +129,22 @@ def pairwise_mse(a: np.ndarray, b: np.ndarray, mask_b: np.ndarray) -> np.ndarray
     A, B = a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)
     sq = (A * A) @ mask_b.T - 2 * A @ (B * mask_b).T + ((B * B) * mask_b).sum(axis=1)
     return np.maximum(sq, 0.0) / mask_b.sum(axis=1)
+
+
+#: The draws' own stream (not a seed a user's data is likely generated from).
+_GUESS_SEED = (0xF5EC, 0x6E55)
+
+
+def random_guesses(data: np.ndarray, mask: np.ndarray, m: int) -> np.ndarray:
+    """``m`` draws of an uninformed guess: each value Gaussian with the (valid-step) mean and
+    spread of ``data``, the population the prior may use (a fixed seed: scores are
+    reproducible)."""
+    flat = data.reshape(data.shape[0], -1)
+    count = np.maximum(mask.sum(axis=0), 1)
+    mean = (flat * mask).sum(axis=0) / count
+    std = np.sqrt((((flat - mean) ** 2) * mask).sum(axis=0) / count)
+    draws = np.random.default_rng(_GUESS_SEED).standard_normal((m, flat.shape[1])) * std + mean
+    return draws.reshape((m, *data.shape[1:]))
 
 
 def class_means(data: np.ndarray, labels: np.ndarray | None, mask: np.ndarray,

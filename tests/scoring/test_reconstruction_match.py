@@ -142,3 +142,17 @@ def test_scores_do_not_depend_on_the_order_of_the_reconstructions(truth: np.ndar
                               true_labels=labels)
     for key in ("mse", "correlation", "n_matched"):
         assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-9)
+
+
+def test_few_uninformed_reconstructions_among_many_samples_stay_at_the_baseline() -> None:
+    """Matching 64 guesses to 300 samples picks each one's nearest sample whatever it holds:
+    the raw nearest rate of noise is far from 0, and its baseline says so."""
+    X, y = population()
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((600, X.shape[1]))
+    labels = rng.integers(0, 2, 600)
+    noise = rng.standard_normal((64, X.shape[1]))
+    scores = match_reconstructions(noise, data[:300], true_labels=labels[:300], pool=data,
+                                   pool_labels=labels)
+    assert scores["nearest_rate"] > 0.2
+    assert abs(scores["nearest_rate"] - scores["baseline_nearest_rate"]) < 0.15
