@@ -40,6 +40,7 @@ then on the interpreter's import path.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -74,6 +75,9 @@ AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "datase
               "backends",
               "backend", "seeds", "repetitions", "scaling", "test_size", "backend_params"}
 TOP_KEYS = {"audit", "params", "sweep", "defenses", "attacks"}
+#: The largest sweep of one parameter, and the largest grid, an audit accepts.
+MAX_SWEEP_VALUES = 10_000
+MAX_CELLS = 100_000
 
 
 class AuditSpecError(ValidationError):
@@ -170,11 +174,26 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     seeds = _seeds(audit, problems)
     sweep = {k: _values(k, v, problems) for k, v in dict(raw.get("sweep", {})).items()}
     defenses = _defenses(raw.get("defenses", []), search, problems)
+    size = math.prod([len(protocols), len(datasets), len(backends), len(defenses) + 1,
+                      len(seeds), *(len(v) for v in sweep.values())])
+    if size > MAX_CELLS:
+        raise AuditSpecError(source, [*problems, f"the grid has {size:,} cells; at most "
+                                      f"{MAX_CELLS:,} (split the scenario, or sweep fewer "
+                                      "values)"])
+    scaling = audit.get("scaling")
+    if scaling is not None and not isinstance(scaling, str):
+        problems.append(f"audit.scaling must be a name (minmax, standard, none); got "
+                        f"{scaling!r}")
     attacks = _attacks(raw.get("attacks", []), search, problems)
     classes = {p: cls for p in protocols
                if (cls := lookup("protocol", p, problems, search=search)) is not None}
     backends_found = [b for b in backends
                       if lookup("backend", b, problems, search=search) is not None]
+    if isinstance(scaling, str):
+        for name, cls in classes.items():
+            if scaling not in cls.scalings:
+                problems.append(f"protocol {name!r} accepts the scalings "
+                                f"{', '.join(cls.scalings)}; got {scaling!r}")
     spec = AuditSpec(
         name=str(audit.get("name", Path(source).stem)),
         description=str(audit.get("description", "")), source=source, raw=raw,
@@ -208,6 +227,9 @@ def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,
     if value is None:
         if kind in ("protocol", "dataset"):
             problems.append(f"audit.{plural} is missing: name at least one {kind}")
+        return []
+    if not isinstance(value, (str, list)):
+        problems.append(f"audit.{plural} must be a name or a list of names; got {value!r}")
         return []
     values = [value] if isinstance(value, str) else list(value)
     if not all(isinstance(v, str) for v in values):
@@ -243,11 +265,26 @@ def _values(name: str, value: Any, problems: list[str]) -> list[Any]:
         return value
     if isinstance(value, Mapping) and {"start", "stop"} <= set(value):
         start, stop = value["start"], value["stop"]
+        bounds = [start, stop, value.get("step", 1), value.get("num", 1)]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and math.isfinite(v) for v in bounds):
+            problems.append(f"sweep.{name} range {dict(value)} needs finite numbers for start, "
+                            "stop and step or num")
+            return []
         if "num" in value:
-            points = np.linspace(start, stop, int(value["num"]))
+            num = int(value["num"])
+            if num > MAX_SWEEP_VALUES:
+                problems.append(f"sweep.{name} asks for {num:,} values; at most "
+                                f"{MAX_SWEEP_VALUES:,} per parameter")
+                return []
+            points = np.linspace(start, stop, num)
             return [int(p) if isinstance(start, int) and isinstance(stop, int) else float(p)
                     for p in points]
         step = value.get("step", 1)
+        if step and (stop - start) / step + 1 > MAX_SWEEP_VALUES:
+            problems.append(f"sweep.{name} range {dict(value)} has more than "
+                            f"{MAX_SWEEP_VALUES:,} values")
+            return []
         values, current = [], start
         while (step > 0 and current <= stop) or (step < 0 and current >= stop):
             values.append(current)

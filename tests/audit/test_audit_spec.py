@@ -107,3 +107,31 @@ def test_a_sweep_value_the_data_cannot_hold_is_refused_before_anything_runs() ->
         info.value.problems[0])
     random = {**raw, "params": {"landmark_method": "U"}}
     assert len(parse_spec(random).cells()) == 2  # random landmarks need no rows
+
+
+def with_audit(**changes: object) -> dict[str, object]:
+    return {**GOOD, "audit": {**GOOD["audit"], **changes}}  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"protocols": 5}, "must be a name or a list of names"),
+    ({"scaling": []}, "audit.scaling must be a name"),
+    ({"scaling": "zscore"}, "accepts the scalings minmax, standard, none"),
+])
+def test_wrongly_typed_values_are_problems_not_crashes(changes: dict[str, object],
+                                                       message: str) -> None:
+    with pytest.raises(AuditSpecError, match=message):
+        parse_spec(with_audit(**changes))
+
+
+def test_oversized_sweeps_and_grids_are_refused_at_once() -> None:
+    huge = {**GOOD, "sweep": {"statistic": {"start": 0, "stop": 10**8}}}
+    with pytest.raises(AuditSpecError, match="more than 10,000 values"):
+        parse_spec(huge)
+    with pytest.raises(AuditSpecError, match="asks for 100,000,000 values"):
+        parse_spec({**GOOD, "sweep": {"statistic": {"start": 0, "stop": 1, "num": 10**8}}})
+    grid = {**GOOD, "sweep": {"a": list(range(1000)), "b": list(range(1000))}}
+    with pytest.raises(AuditSpecError, match="the grid has 12,000,000 cells; at most 100,000"):
+        parse_spec(grid)
+    with pytest.raises(AuditSpecError, match="needs finite numbers"):
+        parse_spec({**GOOD, "sweep": {"statistic": {"start": "a", "stop": 3}}})
