@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fedsec.cost import summarize
 from fedsec.errors import FedsecError
@@ -32,22 +33,29 @@ from fedsec.seeding import generator
 from fedsec.transcript import FILE_NAME as TRANSCRIPT_FILE
 from fedsec.transcript import TranscriptWriter
 
+if TYPE_CHECKING:  # pragma: no cover
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 __all__ = ["RunConfig", "RunPlan", "RunResult", "execute", "plan", "run"]
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
-        progress: Callable[[str], None] | None = None, prefault: bool = True) -> RunResult:
+        progress: Callable[[str], None] | None = None, prefault: bool = True,
+        sign_key: Ed25519PrivateKey | None = None) -> RunResult:
     """Plan ``config`` (:func:`fedsec.plan.plan`), then execute it (:func:`execute`).
 
     Everything that can be checked is checked before the first message: names,
     parameters, defences' applicability, the backend's operations, the
-    dataset's name, the partition kind.
+    dataset's name, the partition kind. ``sign_key`` signs the transcript's end record
+    (:mod:`fedsec.transcript.signing`).
     """
-    return execute(plan(config), out_dir, progress=progress, prefault=prefault)
+    return execute(plan(config), out_dir, progress=progress, prefault=prefault,
+                   sign_key=sign_key)
 
 
 def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
-            progress: Callable[[str], None] | None = None, prefault: bool = True) -> RunResult:
+            progress: Callable[[str], None] | None = None, prefault: bool = True,
+            sign_key: Ed25519PrivateKey | None = None) -> RunResult:
     """Run a plan; with ``out_dir``, write the transcript, result and private store there.
 
     ``prefault`` lets the transcript's writer fault memory in ahead on a helper
@@ -55,13 +63,13 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     every core busy already turn it off.
     """
     if out_dir is None:
-        return _execute(checked, None, progress=progress, prefault=prefault)
+        return _execute(checked, None, progress=progress, prefault=prefault, sign_key=sign_key)
     with hold(out_dir, "fedsec run") as out:
-        return _execute(checked, out, progress=progress, prefault=prefault)
+        return _execute(checked, out, progress=progress, prefault=prefault, sign_key=sign_key)
 
 
 def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], None] | None,
-             prefault: bool) -> RunResult:
+             prefault: bool, sign_key: Ed25519PrivateKey | None) -> RunResult:
     say = progress or (lambda _msg: None)
     config, protocol, backend = checked.config, checked.protocol, checked.backend
     defenses, spec = checked.defenses, checked.partition
@@ -89,7 +97,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         for name in (RESULT_FILE, PRIVATE_FILE):
             (out / name).unlink(missing_ok=True)
     writer = TranscriptWriter(header, None if out is None else out / TRANSCRIPT_FILE,
-                              prefault=prefault)
+                              prefault=prefault, sign_key=sign_key)
     network = Network(writer, partition.roles)
     federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
                                            test=test)

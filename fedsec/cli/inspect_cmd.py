@@ -9,6 +9,7 @@ from typing import Any
 from fedsec.cli.output import print_json, table
 from fedsec.cost import human_bytes, summarize
 from fedsec.transcript import check_file
+from fedsec.transcript.signing import load_verify_key
 
 
 def add_parser(sub: Any) -> None:
@@ -17,11 +18,14 @@ def add_parser(sub: Any) -> None:
                                    "its integrity chain; exits 1 when it is not intact.")
     p.add_argument("transcript", help="path to a transcript.arrow file")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--verify-key", metavar="PUBLIC.pem",
+                   help="also require a signature by this Ed25519 key (PEM) over the end record")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    verdict = check_file(args.transcript)
+    key = None if args.verify_key is None else load_verify_key(args.verify_key)
+    verdict = check_file(args.transcript, verify_key=key)
     transcript, report = verdict.transcript, verdict.report
     if transcript is None or report is None:
         if args.json:

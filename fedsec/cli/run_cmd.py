@@ -17,6 +17,7 @@ from fedsec.cost import human_bytes
 from fedsec.errors import ValidationError
 from fedsec.params import parse_assignments
 from fedsec.runner import RunConfig, run
+from fedsec.transcript.signing import load_signing_key
 
 
 def add_parser(sub: Any) -> None:
@@ -44,6 +45,9 @@ def add_parser(sub: Any) -> None:
                         "protocol's, minmax for tabular protocols, none for sequences)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--sign-key", metavar="KEY.pem",
+                   help="sign the transcript's end record with this Ed25519 private key (PEM), "
+                        "for transcripts that leave this machine")
     p.set_defaults(handler=handle)
 
 
@@ -86,7 +90,8 @@ def handle(args: argparse.Namespace) -> int:
         params=parse_assignments(args.params, what="Protocol parameter"),
         seed=args.seed, test_size=args.test_size, scaling=args.scaling,
     )
-    result = run(config, args.out, progress=None if args.json else progress)
+    key = None if args.sign_key is None else load_signing_key(args.sign_key)
+    result = run(config, args.out, progress=None if args.json else progress, sign_key=key)
     record = result.record
     if args.json:
         print_json(record.to_json())

@@ -13,13 +13,18 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fedsec.errors import MissingInputError, TranscriptError
 from fedsec.transcript.reader import read_transcript
+from fedsec.transcript.signing import signature_problem
 from fedsec.transcript.transcript import IntegrityReport, Transcript
 
 #: The run record written beside a run's transcript.
 RESULT_FILE = "result.json"
+if TYPE_CHECKING:  # pragma: no cover
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 STATUSES = ("intact", "aborted", "truncated", "tampered", "not-a-transcript")
 
 
@@ -57,8 +62,12 @@ class FileVerdict:
         return f"{self.status}: " + "; ".join(self.report.problems)
 
 
-def check_file(path: str | os.PathLike[str]) -> FileVerdict:
+def check_file(path: str | os.PathLike[str], *,
+               verify_key: Ed25519PublicKey | None = None) -> FileVerdict:
     """Read and verify the transcript at ``path``: a verdict for any file.
+
+    With ``verify_key``, an intact file must also be signed by that key over its end record
+    (:mod:`fedsec.transcript.signing`); otherwise it is ``tampered``.
 
     Raises
     ------
@@ -75,6 +84,10 @@ def check_file(path: str | os.PathLike[str]) -> FileVerdict:
     report = transcript.verify()
     if report.ok:
         report = _against_result(Path(path), transcript, report)
+    if report.ok and verify_key is not None:
+        problem = signature_problem(transcript.footer, verify_key)
+        if problem is not None:
+            report = dataclasses.replace(report, ok=False, status="tampered", problems=(problem,))
     status = "intact" if report.ok else report.status
     return FileVerdict(status=status, report=report, transcript=transcript)
 

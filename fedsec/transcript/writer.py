@@ -11,7 +11,7 @@ from pathlib import Path
 from queue import SimpleQueue
 from time import perf_counter
 from types import MappingProxyType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +21,11 @@ from fedsec.errors import TranscriptError
 from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.message import Message, canonical_json, genesis, link, seal
 from fedsec.transcript.payload import BYTES, decode, encode, wire_view
+from fedsec.transcript.signing import sign
 from fedsec.transcript.transcript import Transcript
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 _EMPTY_META = "{}"
 _NO_META: Mapping[str, Any] = MappingProxyType({})
@@ -196,6 +200,8 @@ class TranscriptWriter:
         parameters). Covered by the integrity chain.
     path : path-like, optional
         Where the finished transcript goes; ``None`` keeps it in memory only.
+    sign_key : Ed25519PrivateKey, optional
+        Signs the end record (:mod:`fedsec.transcript.signing`).
     prefault : bool
         Let a helper thread fault the next memory chunk in ahead of need (faster
         on an idle core; off where every core is busy already, as in an audit's
@@ -214,8 +220,9 @@ class TranscriptWriter:
     def __init__(
         self, header: Mapping[str, Any], path: str | os.PathLike[str] | None = None, *,
         flush_rows: int = 8192, flush_bytes: int = 64 << 20, flush_seconds: float = 1.0,
-        prefault: bool = True,
+        prefault: bool = True, sign_key: Ed25519PrivateKey | None = None,
     ) -> None:
+        self._sign_key = sign_key
         self.header = dict(header)
         self._header_json = canonical_json(self.header)
         self._head = genesis(self._header_json)
@@ -329,6 +336,8 @@ class TranscriptWriter:
             if error is not None:
                 footer["error"] = error
             footer["end"] = seal(self._head, footer).hex()
+            if self._sign_key is not None:
+                footer.update(sign(self._sign_key, footer["end"]))
             if self._disk is not None:
                 self.flush()
                 self._disk.inbox.put(None)
