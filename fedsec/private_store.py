@@ -114,11 +114,12 @@ def _check_part(part: str, what: str) -> str:
 
 
 def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray | bytes], *,
-                 transcript_head: str = "") -> None:
+                 transcript_head: str = "", seed: int | None = None) -> None:
     """Write ``entries`` atomically; byte strings are kept as bytes on reload.
 
     ``transcript_head`` (the final chain value of the run's transcript) binds the store to its
-    run: :func:`check_same_run` refuses a store from another run.
+    run: :func:`check_same_run` refuses a store from another run. ``seed`` is the run's seed
+    (the auditor's; the transcript holds only a commitment to it).
     """
     arrays: dict[str, np.ndarray] = {}
     byte_names = []
@@ -135,9 +136,9 @@ def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray 
                 )
             arrays[name] = arr
     arrays[_BYTES_INDEX] = np.frombuffer(json.dumps(byte_names).encode(), dtype=np.uint8)
-    if transcript_head:
-        arrays[_RUN_INDEX] = np.frombuffer(
-            json.dumps({"transcript_head": transcript_head}).encode(), dtype=np.uint8)
+    if transcript_head or seed is not None:
+        run = {"transcript_head": transcript_head, "seed": None if seed is None else str(seed)}
+        arrays[_RUN_INDEX] = np.frombuffer(json.dumps(run).encode(), dtype=np.uint8)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)

@@ -29,7 +29,7 @@ from fedsec.results import (
     versions,
     write_json,
 )
-from fedsec.seeding import generator
+from fedsec.seeding import generator, seed_commitment
 from fedsec.transcript import FILE_NAME as TRANSCRIPT_FILE
 from fedsec.transcript import TranscriptWriter
 
@@ -90,7 +90,8 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     header = {
         "protocol": protocol.describe(), "backend": backend.describe(),
         "defenses": [d.describe() for d in defenses], "dataset": dataset.name,
-        "partition": str(spec), "parties": dict(partition.roles), "seed": config.seed,
+        "partition": str(spec), "parties": dict(partition.roles),
+        "seed_commitment": seed_commitment(config.seed),
         "versions": versions(),
     }
     if out is not None:  # the directory now holds this run: never an old result beside it
@@ -140,7 +141,8 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     )
     if out is not None:
         say(f"writing {out}")
-        save_private(out / PRIVATE_FILE, private, transcript_head=transcript.footer["head"])
+        save_private(out / PRIVATE_FILE, private, transcript_head=transcript.footer["head"],
+                     seed=config.seed)
         write_json(out / RESULT_FILE, record.to_json())
     return RunResult(record=record, outcome=outcome, reference=reference,
                      transcript=transcript, private=private)

@@ -35,3 +35,20 @@ def seed_sequence(seed: int, purpose: str) -> np.random.SeedSequence:
 def generator(seed: int, purpose: str) -> np.random.Generator:
     """A Generator for ``purpose`` under root ``seed``."""
     return np.random.default_rng(seed_sequence(seed, purpose))
+
+
+def seed_commitment(seed: int) -> str:
+    """What a transcript's header records of the run's seed: a hash that binds it without
+    showing it (hex).
+
+    The seed is the auditor's: it stays in ``result.json`` and the private store, and every
+    party's secret derives from it, so no adversary's View may hold it. The commitment hides
+    only what cannot be guessed: a small seed (0, 1, ...) is found by trying each; an audit of
+    adversaries who might try uses a random 128-bit seed.
+
+    Examples
+    --------
+    >>> seed_commitment(7) == seed_commitment(7) != seed_commitment(8)
+    True
+    """
+    return hashlib.sha256(b"fedsec-seed-commitment-v1\x00" + str(int(seed)).encode()).hexdigest()

@@ -150,6 +150,8 @@ class PaillierBackend(MaskingBackend):
     def describe(self) -> dict[str, Any]:
         out = super().describe()
         out["insecure_simulation_keys"] = self.params.key_source == "simulation"
+        # a test-sized key is insecure whatever its source
+        out["insecure_key_size"] = self.params.key_bits not in SECURE_KEY_BITS
         out["packing"] = self.packing.as_dict()
         return out
 

@@ -44,10 +44,13 @@ def handle(args: argparse.Namespace) -> int:
     header = transcript.header
     protocol = _field(header, "protocol", "name")
     backend = _field(header, "backend", "name")
-    print(f"{args.transcript}: {protocol} with backend {backend}, seed {header.get('seed', '?')}, "
+    commitment = str(header.get("seed_commitment", "?"))[:16]
+    print(f"{args.transcript}: {protocol} with backend {backend}, seed commitment {commitment}, "
           f"{len(transcript)} messages, {human_bytes(cost['total']['bytes'])} on the wire")
     if _field(header, "backend", "insecure_simulation_keys") is True:
         print("keys were derived from the run's seed (simulation mode: reproducible, insecure)")
+    if _field(header, "backend", "insecure_key_size") is True:
+        print("keys are of a test size (insecure_test_keys=true): insecure whatever their source")
     print()
     print(table(((name, v["messages_sent"], v["bytes_sent"], v["messages_received"],
                   v["bytes_received"]) for name, v in cost["by_party"].items()),

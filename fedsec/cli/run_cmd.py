@@ -114,5 +114,8 @@ def handle(args: argparse.Namespace) -> int:
     if record.backend.get("insecure_simulation_keys"):
         print("  keys: derived from the run's seed (simulation mode, reproducible, insecure by "
               "design; use key_source=agreement or secrets for deployment-grade keys)")
+    if record.backend.get("insecure_key_size"):
+        print(f"  keys: {record.backend.get('params', {}).get('key_bits')}-bit, allowed for tests "
+              "only (insecure_test_keys=true): insecure whatever their source")
     print(f"  wrote {args.out}/transcript.arrow, result.json, private.npz")
     return 0

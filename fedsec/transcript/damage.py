@@ -97,7 +97,7 @@ def _edit(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
     rows = [(i, r) for i, (batch, _) in enumerate(batches) for r in range(batch.num_rows)]
     if kind == "edit_header":
         header = json.loads(schema.metadata[fmt.HEADER_KEY])
-        header["seed"] = int(header.get("seed", 0)) + 1
+        header["edited"] = True
         metadata = dict(schema.metadata)
         metadata[fmt.HEADER_KEY] = json.dumps(header).encode()
         schema = schema.with_metadata(metadata)

@@ -137,3 +137,13 @@ def test_noise_refuses_what_masks_cannot_survive(federation_factory) -> None:
         backend.reveal(federation, context, a)
     with pytest.raises(CapabilityError, match="max_summands"):
         backend.reveal(federation, context, backend.mul_plain(a, 3))
+
+
+def test_a_test_sized_paillier_key_is_marked_insecure_whatever_its_source() -> None:
+    from fedsec import registry
+
+    small = registry.create("backend", "paillier", {"key_bits": 512, "insecure_test_keys": True,
+                                                    "key_source": "secrets"}).describe()
+    assert small["insecure_key_size"] is True and small["insecure_simulation_keys"] is False
+    full = registry.create("backend", "paillier", {"key_source": "secrets"}).describe()
+    assert full["insecure_key_size"] is False

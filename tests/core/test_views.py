@@ -62,3 +62,27 @@ def test_threat_model_errors(transcript) -> None:
         with pytest.raises(ValidationError):
             ThreatModel.parse(bad)
     assert str(ThreatModel.parse("eavesdropper:a<->b")) == "eavesdropper:a->b,b->a"
+
+
+def test_no_view_holds_the_runs_seed_only_a_commitment_to_it() -> None:
+    """The seed every party's secret derives from (the gaussian-noise defence's noise, the
+    clients' shared seed, simulation keys) is the auditor's: an attack reading the header
+    finds a commitment, not the seed; one seed still gives one transcript."""
+    import json as _json
+    import secrets
+
+    from fedsec.runner import RunConfig, run
+    from fedsec.seeding import seed_commitment
+    from fedsec.views import build_view
+
+    seed = secrets.randbits(128)
+    config = RunConfig(protocol="secure-sum", backend="noise", seed=seed, reference=False,
+                       defenses=[("gaussian-noise", {"sigma": 1.0})])
+    result = run(config)
+    for threat in ("aggregator", "party1", "eavesdropper:party1->aggregator"):
+        view = build_view(result.transcript, threat, result.private)
+        text = _json.dumps(dict(view.header)) + " ".join(m.meta_json for m in view.messages)
+        assert str(seed) not in text and hex(seed)[2:] not in text
+        assert view.header["seed_commitment"] == seed_commitment(seed)
+    again = run(config)
+    assert again.transcript.footer == result.transcript.footer
