@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedsec.errors import UnknownNameError, ValidationError
+from fedsec.errors import CapabilityError, UnknownNameError, ValidationError
 from fedsec.keys import KeyStore, fingerprint
 from fedsec.network import Network
 from fedsec.private_store import truth_key
@@ -162,9 +162,13 @@ class Federation:
         self.hold_key(owner, key_id, material, public=public, meta=meta)
         shown = bytes.fromhex(info["fingerprint"])
         for receiver in to:
-            self.network.send(owner, receiver, "key.share", shown,
-                              protection="plain" if public else "secret", key_id=key_id,
-                              meta=info, size=len(material))
+            got = self.network.send(owner, receiver, "key.share", shown,
+                                    protection="plain" if public else "secret", key_id=key_id,
+                                    meta=info, size=len(material))
+            if bytes(got) != shown:  # the receiver checks what it got against the key
+                raise CapabilityError(
+                    f"The key {key_id} delivered to {receiver} does not match {owner}'s: it was "
+                    "altered in transit (a man in the middle); the run cannot go on.")
             self.party(receiver).keys.put(key_id, material, public=public)
 
     def hold_key(

@@ -174,11 +174,22 @@ class NoiseBackend(MaskingBackend):
         net = federation.network
         private_a, public_a = prg.agreement_keypair()
         private_b, public_b = prg.agreement_keypair()
-        net.send(a, b, "key.agreement", public_a, key_id=key_id, meta={**meta, "x25519": True})
-        net.send(b, a, "key.agreement", public_b, key_id=key_id, meta={**meta, "x25519": True})
-        material = prg.agreed_key(private_a, public_b, key_id)
-        if prg.agreed_key(private_b, public_a, key_id) != material:  # pragma: no cover
-            raise CapabilityError("X25519 key agreement failed: the ends derived different keys.")
+        # each end agrees with the public key the network delivered to it, so a key swapped in
+        # transit shows up as a failed agreement, as it would between real parties
+        at_b = net.send(a, b, "key.agreement", public_a, key_id=key_id,
+                        meta={**meta, "x25519": True})
+        at_a = net.send(b, a, "key.agreement", public_b, key_id=key_id,
+                        meta={**meta, "x25519": True})
+        try:
+            material = prg.agreed_key(private_a, bytes(at_a), key_id)
+            other = prg.agreed_key(private_b, bytes(at_b), key_id)
+        except ValueError as error:  # not a public key at all
+            raise CapabilityError(f"X25519 key agreement {key_id} between {a} and {b} failed: "
+                                  f"a delivered public key is malformed ({error}).") from None
+        if other != material:
+            raise CapabilityError(
+                f"X25519 key agreement {key_id} between {a} and {b} failed: the ends derived "
+                "different keys, so a public key was altered in transit (a man in the middle).")
         federation.hold_key(a, key_id, material, meta=meta)
         federation.hold_key(b, key_id, material, meta=meta)
 

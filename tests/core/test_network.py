@@ -104,3 +104,32 @@ def test_same_seed_same_party_streams() -> None:
     a, b = make_federation(3), make_federation(3)
     assert a.party("a").rng.random() == b.party("a").rng.random()
     assert make_federation(4).party("a").rng.random() != make_federation(3).party("a").rng.random()
+
+
+@pytest.mark.parametrize(("backend", "tag"), [("noise", "key.agreement"),
+                                              ("paillier", "key.share")])
+def test_a_key_swapped_in_transit_fails_the_run(monkeypatch: pytest.MonkeyPatch, backend: str,
+                                                tag: str) -> None:
+    """Keys delivered through the network are the keys used: a man in the middle who swaps
+    one shows up as a failed run, not as an exchange the computation ignores."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    from fedsec.runner import RunConfig, run
+
+    intruder = X25519PrivateKey.generate().public_key().public_bytes(Encoding.Raw,
+                                                                     PublicFormat.Raw)
+    send = Network.send
+
+    def swapping(self: Network, sender: str, receiver: str, tag_: str, payload: object,
+                 **options: object) -> object:
+        if tag_ == tag and sender != receiver:
+            payload = intruder[:len(payload)] if isinstance(payload, bytes) else payload
+        return send(self, sender, receiver, tag_, payload, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Network, "send", swapping)
+    params = {"key_source": "agreement"} if backend == "noise" else {
+        "key_bits": 1024, "insecure_test_keys": True}
+    with pytest.raises(CapabilityError, match="altered in transit"):
+        run(RunConfig(protocol="secure-sum", backend=backend, backend_params=params,
+                      reference=False))
