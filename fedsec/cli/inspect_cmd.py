@@ -25,9 +25,11 @@ def add_parser(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     key = None if args.verify_key is None else load_verify_key(args.verify_key)
-    verdict = check_file(args.transcript, verify_key=key)
-    transcript, report = verdict.transcript, verdict.report
-    if transcript is None or report is None:
+    # one pass, one batch in memory at a time: the chain checked and the cost summed together
+    verdict = check_file(args.transcript, verify_key=key, keep_messages=False,
+                         consume=summarize)
+    report, header = verdict.report, verdict.header
+    if report is None or header is None:
         if args.json:
             print_json({"transcript": args.transcript, "status": verdict.status,
                         "integrity": {"ok": False, "status": verdict.status,
@@ -35,18 +37,16 @@ def handle(args: argparse.Namespace) -> int:
         else:
             print(f"{args.transcript}: {verdict.summary()}")
         return 1
-    cost = summarize(transcript.messages)
+    cost = verdict.consumed
     if args.json:
         print_json({"transcript": args.transcript, "status": verdict.status,
-                    "header": dict(transcript.header), "integrity": report.to_dict(),
-                    "cost": cost})
+                    "header": dict(header), "integrity": report.to_dict(), "cost": cost})
         return 0 if verdict.ok else 1
-    header = transcript.header
     protocol = _field(header, "protocol", "name")
     backend = _field(header, "backend", "name")
     commitment = str(header.get("seed_commitment", "?"))[:16]
     print(f"{args.transcript}: {protocol} with backend {backend}, seed commitment {commitment}, "
-          f"{len(transcript)} messages, {human_bytes(cost['total']['bytes'])} on the wire")
+          f"{report.n_messages} messages, {human_bytes(cost['total']['bytes'])} on the wire")
     if _field(header, "backend", "insecure_simulation_keys") is True:
         print("keys were derived from the run's seed (simulation mode: reproducible, insecure)")
     if _field(header, "backend", "insecure_key_size") is True:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -27,8 +27,13 @@ from fedsec.transcript.message import Message
 from fedsec.transcript.payload import ARRAY, BYTES, decode
 from fedsec.transcript.transcript import Transcript
 
-#: Array dtypes a transcript may record: bool, integers, floats, complex, little-endian.
-_DTYPE = re.compile(r"^(\|b1|\|[iu]1|<[iu][248]|<f[248]|<c(8|16))$")
+#: Array dtypes a transcript may record (bool, integers, floats, complex, little-endian), with
+#: their item sizes.
+_ITEMSIZE = {d: np.dtype(d).itemsize for d in (
+    "|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", "<f4", "<f8", "<c8",
+    "<c16")}
+_METAS = "__metas__"
+_NO_META: Mapping[str, Any] = MappingProxyType({})
 _MAX_DIMS = 32
 _EXPECTED = pa.schema([pa.field(n, t, nullable=False) for n, t in fmt.SCHEMA_FIELDS])
 
@@ -52,41 +57,11 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     TranscriptError
         When the file is not a fedsec transcript at all or its header is unreadable.
     """
-    path = Path(path)
-    if not path.is_file():
-        what = "a directory" if path.is_dir() else "no such file"
-        raise MissingInputError(f"No transcript at {str(path)!r} ({what}); give the path of a "
-                                "transcript.arrow file.")
-    with pa.memory_map(str(path)) as source:
-        magic = source.read(len(fmt.FILE_MAGIC))
-        if magic != fmt.FILE_MAGIC:
-            raise TranscriptError(
-                f"{str(path)!r} is not a fedsec transcript: it does not start with the Arrow file "
-                "signature."
-            )
-        source.seek(0)
-        try:
-            reader = ipc.open_file(source)
-            schema = reader.schema
-        except (pa.ArrowException, OSError, ValueError):
-            return _salvage(path, source)
-        header, version = _header(schema, path)
-        collected = _Collected()
-        if not _same_header_at_start(source, schema):
-            collected.damaged("the run header at the start of the file differs from the copy "
-                              "in the file's index (a stream reader would see another run)")
-            return collected.transcript(header, version)
-        for i in range(reader.num_record_batches):
-            try:
-                batch, custom = reader.get_batch_with_custom_metadata(i)
-            except (pa.ArrowException, OSError, ValueError) as error:
-                collected.damaged(f"record batch {i} is unreadable ({_short(error)})")
-                break
-            if not collected.add(batch, custom, i):
-                break
-        if collected.footer is None and collected.damaged_at is None:
-            collected.damaged("the file's index lists no end record")
-        return collected.transcript(header, version)
+    with open_messages(path) as stream:
+        messages = tuple(stream)
+        return Transcript(header=stream.header, messages=messages, footer=stream.footer,
+                          read_problems=tuple(stream.problems), format_version=stream.version,
+                          damaged_at=stream.damaged_at)
 
 
 def read_pandas(path: str | os.PathLike[str]) -> Any:
@@ -98,75 +73,125 @@ def read_pandas(path: str | os.PathLike[str]) -> Any:
     return read_transcript(path).to_pandas()
 
 
-class _Collected:
-    """Messages read so far, the end record, and where reading stopped."""
+def open_messages(path: str | os.PathLike[str]) -> MessageStream:
+    """The transcript at ``path`` as a stream of checked messages, one batch in memory at a
+    time (use as a context manager; raises like :func:`read_transcript`)."""
+    return MessageStream(Path(path))
 
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
+
+class MessageStream:
+    """A transcript file read batch by batch: ``header`` and ``version`` at once; the
+    messages by iterating (once); then ``footer``, ``problems`` and ``damaged_at`` (where a
+    damaged batch or message stopped the reading; None when the file was read to its end or
+    merely cut off)."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            what = "a directory" if path.is_dir() else "no such file"
+            raise MissingInputError(f"No transcript at {str(path)!r} ({what}); give the path "
+                                    "of a transcript.arrow file.")
+        self.path = path
         self.footer: dict[str, Any] | None = None
         self.problems: list[str] = []
         self.damaged_at: int | None = None
+        self.n_read = 0
+        self._source = pa.memory_map(str(path))
+        try:
+            self._open()
+        except BaseException:
+            self._source.close()
+            raise
 
-    def damaged(self, problem: str) -> None:
+    def _open(self) -> None:
+        magic = self._source.read(len(fmt.FILE_MAGIC))
+        if magic != fmt.FILE_MAGIC:
+            raise TranscriptError(f"{str(self.path)!r} is not a fedsec transcript: it does not "
+                                  "start with the Arrow file signature.")
+        self._source.seek(0)
+        self._file: ipc.RecordBatchFileReader | None = None
+        try:
+            self._file = ipc.open_file(self._source)
+            schema = self._file.schema
+        except (pa.ArrowException, OSError, ValueError):
+            self._file = None
+            self._source.seek(len(fmt.FILE_MAGIC))
+            try:
+                self._stream = ipc.open_stream(self._source)
+                schema = self._stream.schema
+            except (pa.ArrowException, OSError, ValueError) as error:
+                raise TranscriptError(
+                    f"{str(self.path)!r} is cut off or corrupt before its header ends "
+                    f"({_short(error)}); no message can be read.") from error
+        self.header, self.version = _header(schema, self.path)
+        self._same_header = self._file is None or _same_header_at_start(self._source, schema)
+
+    def __enter__(self) -> MessageStream:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._source.close()
+
+    def __iter__(self) -> Iterator[Message]:
+        for cols in self.column_batches():
+            yield from messages_of(cols)
+
+    def column_batches(self) -> Iterator[Columns]:
+        """Each batch's checked columns (:func:`checked_columns`), in order; the fast way to
+        the chain (:meth:`ChainCheck.add_columns`) without building messages."""
+        if not self._same_header:
+            self._damaged("the run header at the start of the file differs from the copy in "
+                          "the file's index (a stream reader would see another run)")
+            return
+        batches = self._from_index() if self._file is not None else self._from_stream()
+        for index, (batch, custom) in enumerate(batches):
+            if self.footer is not None:
+                self._damaged(f"record batch {index} follows the end record")
+                return
+            try:
+                cols = checked_columns(batch, self.n_read)
+                footer = _footer(custom) if batch.num_rows == 0 else None
+            except Damage as error:
+                self._damaged(f"record batch {index}: {error}")
+                return
+            self.n_read += batch.num_rows
+            self.footer = footer
+            yield cols
+        if self.footer is None and self.damaged_at is None and not self.problems:
+            if self._file is not None:
+                self._damaged("the file's index lists no end record")
+            else:
+                self.problems.append(f"the file ends after message {self.n_read - 1} with no "
+                                     "end record")
+
+    def _damaged(self, problem: str) -> None:
         self.problems.append(problem)
-        self.damaged_at = len(self.messages)
+        self.damaged_at = self.n_read
 
-    def add(self, batch: pa.RecordBatch, custom: Mapping[bytes, bytes] | None,
-            index: int) -> bool:
-        """Check and decode one batch; False (and a problem) when it is damaged."""
-        if self.footer is not None:
-            self.damaged(f"record batch {index} follows the end record")
-            return False
-        try:
-            messages = list(checked_messages(batch, len(self.messages)))
-            footer = _footer(custom) if batch.num_rows == 0 else None
-        except Damage as error:
-            self.damaged(f"record batch {index}: {error}")
-            return False
-        self.messages.extend(messages)
-        self.footer = footer
-        return True
+    def _from_index(self) -> Iterator[tuple[pa.RecordBatch, Any]]:
+        assert self._file is not None
+        for i in range(self._file.num_record_batches):
+            try:
+                yield self._file.get_batch_with_custom_metadata(i)
+            except (pa.ArrowException, OSError, ValueError) as error:
+                self._damaged(f"record batch {i} is unreadable ({_short(error)})")
+                return
 
-    def transcript(self, header: dict[str, Any], version: str, *,
-                   truncated: bool = False) -> Transcript:
-        return Transcript(header=header, messages=tuple(self.messages), footer=self.footer,
-                          read_problems=tuple(self.problems), format_version=version,
-                          damaged_at=None if truncated else self.damaged_at)
-
-
-def _salvage(path: Path, source: pa.NativeFile) -> Transcript:
-    """Read a file with no (readable) Arrow footer as a stream of batches after the magic."""
-    source.seek(len(fmt.FILE_MAGIC))
-    try:
-        stream = ipc.open_stream(source)
-        schema = stream.schema
-    except (pa.ArrowException, OSError, ValueError) as error:
-        raise TranscriptError(
-            f"{str(path)!r} is cut off or corrupt before its header ends ({_short(error)}); no "
-            "message can be read."
-        ) from error
-    header, version = _header(schema, path)
-    collected = _Collected()
-    index = 0
-    while True:
-        try:
-            batch, custom = stream.read_next_batch_with_custom_metadata()
-        except StopIteration:
-            break
-        except (pa.ArrowException, OSError, ValueError) as error:
-            collected.problems.append(
-                f"the file breaks after message {len(collected.messages) - 1} ({_short(error)})")
-            return collected.transcript(header, version, truncated=True)
-        if not collected.add(batch, custom, index):
-            return collected.transcript(header, version)
-        index += 1
-    if collected.footer is None:
-        collected.problems.append(
-            f"the file ends after message {len(collected.messages) - 1} with no end record")
-        return collected.transcript(header, version, truncated=True)
-    # every batch and the end record are there; only the file's closing index (which the
-    # chain does not cover) is cut or damaged
-    return collected.transcript(header, version)
+    def _from_stream(self) -> Iterator[tuple[pa.RecordBatch, Any]]:
+        """A file with no (readable) index: its batches as a stream. A break is a cut (the
+        file is truncated there); a complete stream whose index alone is damaged reads whole
+        (the chain does not cover the index)."""
+        while True:
+            try:
+                yield self._stream.read_next_batch_with_custom_metadata()
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError, ValueError) as error:
+                self.problems.append(f"the file breaks after message {self.n_read - 1} "
+                                     f"({_short(error)})")
+                return
 
 
 def _same_header_at_start(source: pa.NativeFile, schema: pa.Schema) -> bool:
@@ -223,8 +248,12 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a value fedsec records")
 
 
-def checked_messages(batch: pa.RecordBatch, first: int) -> Iterator[Message]:
-    """The messages of ``batch`` (its first at position ``first``), each checked.
+Columns = dict[str, list[Any]]
+
+
+def checked_columns(batch: pa.RecordBatch, first: int) -> Columns:
+    """The columns of ``batch`` (its first message at position ``first``) as lists, every
+    message's payload layout and metadata checked.
 
     Raises
     ------
@@ -239,45 +268,53 @@ def checked_messages(batch: pa.RecordBatch, first: int) -> Iterator[Message]:
     except (pa.ArrowException, ValueError) as error:
         raise Damage(f"it fails validation ({_short(error)})") from None
     cols = {name: batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names)}
-    for i in range(batch.num_rows):
-        seq = first + i
+    metas: list[Mapping[str, Any]] = []
+    for i, (kind, dtype, shape, raw, meta) in enumerate(zip(
+            cols["kind"], cols["dtype"], cols["shape"], cols["payload"], cols["meta"],
+            strict=True)):
         try:
-            yield _message(cols, i)
+            _check_layout(kind, dtype, shape, len(raw))
+            metas.append(_NO_META if meta == "{}" else _json_object(meta.encode("utf-8"),
+                                                                      "its metadata"))
         except Damage as error:
-            raise Damage(f"message {seq} is unreadable: {error}") from None
+            raise Damage(f"message {first + i} is unreadable: {error}") from None
+    cols[_METAS] = metas
+    return cols
 
 
-def _message(cols: Mapping[str, list[Any]], i: int) -> Message:
-    kind, dtype, raw = cols["kind"][i], cols["dtype"][i], cols["payload"][i]
-    shape = tuple(cols["shape"][i])
-    meta_json = cols["meta"][i]
-    return Message(
-        seq=cols["seq"][i], round=cols["round"][i], phase=cols["phase"][i],
-        sender=cols["sender"][i], receiver=cols["receiver"][i], tag=cols["tag"][i],
-        kind=kind, protection=cols["protection"][i], key_id=cols["key_id"][i],
-        dtype=dtype, shape=shape, payload=_payload(kind, dtype, shape, raw),
-        size=cols["size"][i], meta={} if meta_json == "{}" else _json_object(
-            meta_json.encode("utf-8"), "its metadata"),
-        elapsed=cols["elapsed"][i], crypto_seconds=cols["crypto_seconds"][i],
-        digest=cols["digest"][i],
-    )
+def checked_messages(batch: pa.RecordBatch, first: int) -> list[Message]:
+    """The messages of ``batch`` (its first at position ``first``), each checked."""
+    return messages_of(checked_columns(batch, first))
 
 
-def _payload(kind: str, dtype: str, shape: tuple[int, ...], raw: bytes) -> np.ndarray | bytes:
-    """Decode a payload whose layout fields come from the file: checked before use."""
+def messages_of(cols: Columns) -> list[Message]:
+    """Messages from checked columns (:func:`checked_columns`), payloads decoded."""
+    return [Message(seq, round_, phase, sender, receiver, tag, kind, protection, key_id, dtype,
+                    tuple(shape), decode(kind, dtype, tuple(shape), raw), size, meta, elapsed,
+                    crypto, digest)
+            for (seq, round_, phase, sender, receiver, tag, kind, protection, key_id, dtype,
+                 shape, raw, size, meta, elapsed, crypto, digest) in zip(
+                cols["seq"], cols["round"], cols["phase"], cols["sender"], cols["receiver"],
+                cols["tag"], cols["kind"], cols["protection"], cols["key_id"], cols["dtype"],
+                cols["shape"], cols["payload"], cols["size"], cols[_METAS], cols["elapsed"],
+                cols["crypto_seconds"], cols["digest"], strict=True)]
+
+
+def _check_layout(kind: str, dtype: str, shape: list[int], n_bytes: int) -> None:
+    """Refuse a payload layout (from the file) that does not describe exactly its bytes."""
     if kind == BYTES:
         if dtype or shape:
             raise Damage("a byte payload with an array layout")
-        return decode(kind, dtype, shape, raw)
+        return
     if kind != ARRAY:
         raise Damage(f"unknown payload kind {kind[:20]!r}")
-    if not _DTYPE.match(dtype):
+    itemsize = _ITEMSIZE.get(dtype)
+    if itemsize is None:
         raise Damage(f"dtype {dtype[:20]!r} is not one a transcript records")
     if len(shape) > _MAX_DIMS or any(n < 0 for n in shape):
-        raise Damage(f"shape {shape[:_MAX_DIMS + 1]} is invalid")
-    if math.prod(shape) * np.dtype(dtype).itemsize != len(raw):
-        raise Damage(f"shape {shape} of {dtype} does not fit its {len(raw)} payload bytes")
-    return decode(kind, dtype, shape, raw)
+        raise Damage(f"shape {tuple(shape[:_MAX_DIMS + 1])} is invalid")
+    if math.prod(shape) * itemsize != n_bytes:
+        raise Damage(f"shape {tuple(shape)} of {dtype} does not fit its {n_bytes} payload bytes")
 
 
 def _short(error: BaseException) -> str:

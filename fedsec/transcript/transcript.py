@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,113 @@ class IntegrityReport:
         return f"{self.status}: " + "; ".join(self.problems)
 
 
+class ChainCheck:
+    """The integrity chain checked one message at a time (memory independent of the count).
+
+    Feed messages in order with :meth:`add` (False once one breaks the chain: stop there),
+    then :meth:`finish` with the end record and what the reader met.
+    """
+
+    def __init__(self, header: Mapping[str, Any], version: str = CHAIN_FORMAT) -> None:
+        self.version = version
+        self.head = genesis(canonical_json(dict(header)), version)
+        self.n = 0
+        self.first_bad: int | None = None
+        self.problems: list[str] = []
+
+    def add(self, m: Message) -> bool:
+        """Check the next message; False (with a problem) when it breaks the chain."""
+        i = self.n
+        if m.seq != i:
+            self.first_bad = i
+            self.problems.append(f"message at position {i} has sequence number {m.seq}: "
+                                 "messages were reordered, inserted or removed")
+            return False
+        expected = link(self.head, m.seq, m.round, m.phase, m.sender, m.receiver, m.tag,
+                        m.kind, m.protection, m.key_id, m.dtype, m.shape, m.size, m.meta_json,
+                        encode(m.payload)[3], self.version)
+        if expected != m.digest:
+            self.first_bad = i
+            self.problems.append(f"message {i} ({m.tag}, {m.sender}->{m.receiver}) does not "
+                                 "match the integrity chain: it or an earlier message was "
+                                 "altered")
+            return False
+        self.head = expected
+        self.n += 1
+        return True
+
+    def add_columns(self, cols: Mapping[str, Sequence[Any]]) -> bool:
+        """Check a batch's messages from the file's own columns (the stored metadata JSON and
+        payload bytes, as they were chained), without building messages; False (with a
+        problem) at the first that breaks the chain."""
+        head, n, version = self.head, self.n, self.version
+        rows = zip(cols["seq"], cols["round"], cols["phase"], cols["sender"], cols["receiver"],
+                   cols["tag"], cols["kind"], cols["protection"], cols["key_id"], cols["dtype"],
+                   cols["shape"], cols["size"], cols["meta"], cols["payload"], cols["digest"],
+                   strict=True)
+        for (seq, round_, phase, sender, receiver, tag, kind, protection, key_id, dtype, shape,
+             size, meta_json, raw, digest) in rows:
+            if seq != n:
+                self.head, self.n, self.first_bad = head, n, n
+                self.problems.append(f"message at position {n} has sequence number {seq}: "
+                                     "messages were reordered, inserted or removed")
+                return False
+            expected = link(head, seq, round_, phase, sender, receiver, tag, kind, protection,
+                            key_id, dtype, tuple(shape), size, meta_json, raw, version)
+            if expected != digest:
+                self.head, self.n, self.first_bad = head, n, n
+                self.problems.append(f"message {n} ({tag}, {sender}->{receiver}) does not "
+                                     "match the integrity chain: it or an earlier message was "
+                                     "altered")
+                return False
+            head, n = expected, n + 1
+        self.head, self.n = head, n
+        return True
+
+    def finish(self, footer: Mapping[str, Any] | None, read_problems: Sequence[str] = (),
+               damaged_at: int | None = None, n_read: int | None = None) -> IntegrityReport:
+        """The verdict, given the end record and the reader's problems (``n_read``: messages
+        read, when more were read than checked)."""
+        problems = list(read_problems)
+        n = self.n if n_read is None else n_read
+        if self.first_bad is not None:
+            return IntegrityReport(ok=False, status="tampered", n_messages=n,
+                                   first_bad=self.first_bad,
+                                   problems=tuple(problems + self.problems))
+        if damaged_at is not None:
+            return IntegrityReport(ok=False, status="tampered", n_messages=n,
+                                   first_bad=damaged_at, problems=tuple(problems))
+        status = self._footer_status(footer, problems,
+                                     "truncated" if read_problems else "complete")
+        return IntegrityReport(ok=not problems, status=status, n_messages=n,
+                               problems=tuple(problems))
+
+    def _footer_status(self, footer: Mapping[str, Any] | None, problems: list[str],
+                       status: str) -> str:
+        n = self.n
+        if footer is None:
+            problems.append(
+                f"no end record: the run stopped or the file was cut after {n} readable messages"
+            )
+            return "truncated"
+        expected_n = footer.get("n_messages")
+        if expected_n != n:
+            problems.append(f"the end record counts {expected_n} messages but {n} were read")
+            return "truncated" if isinstance(expected_n, int) and expected_n > n else "tampered"
+        if footer.get("head") != self.head.hex():
+            problems.append("the final chain value does not match the end record")
+            return "tampered"
+        if (self.version in SEALED_FORMATS
+                and footer.get("end") != seal(self.head, footer, self.version).hex()):
+            problems.append("the end record does not match the chain: its status, message "
+                            "count or error was edited")
+            return "tampered"
+        if footer.get("status") != "complete":
+            problems.append(f"the run aborted: {footer.get('error', 'no reason recorded')}")
+            return "aborted"
+        return status
+
+
 @dataclass(frozen=True)
 class Transcript:
     """The append-only record of one run.
@@ -109,64 +216,11 @@ class Transcript:
         check, not a signature: someone who rewrites every later message and
         the end record can forge a consistent file.
         """
-        problems = list(self.read_problems)
-        status = "truncated" if self.read_problems else "complete"
-        first_bad: int | None = self.damaged_at
-        if first_bad is not None:
-            status = "tampered"
-        version = self.format_version
-        prev = genesis(canonical_json(dict(self.header)), version)
-        for i, m in enumerate(self.messages):
-            if m.seq != i:
-                first_bad, status = i, "tampered"
-                problems.append(
-                    f"message at position {i} has sequence number {m.seq}: messages were "
-                    "reordered, inserted or removed"
-                )
+        chain = ChainCheck(self.header, self.format_version)
+        for m in self.messages:
+            if not chain.add(m):
                 break
-            raw = encode(m.payload)[3]
-            expected = link(
-                prev, m.seq, m.round, m.phase, m.sender, m.receiver, m.tag, m.kind,
-                m.protection, m.key_id, m.dtype, m.shape, m.size, m.meta_json, raw, version,
-            )
-            if expected != m.digest:
-                first_bad, status = i, "tampered"
-                problems.append(
-                    f"message {i} ({m.tag}, {m.sender}->{m.receiver}) does not match the "
-                    "integrity chain: it or an earlier message was altered"
-                )
-                break
-            prev = expected
-        if first_bad is None:
-            status = self._check_footer(prev, problems, status)
-        return IntegrityReport(
-            ok=not problems, status=status, n_messages=len(self.messages),
-            first_bad=first_bad, problems=tuple(problems),
-        )
-
-    def _check_footer(self, head: bytes, problems: list[str], status: str) -> str:
-        n = len(self.messages)
-        if self.footer is None:
-            problems.append(
-                f"no end record: the run stopped or the file was cut after {n} readable messages"
-            )
-            return "truncated"
-        expected_n = self.footer.get("n_messages")
-        if expected_n != n:
-            problems.append(f"the end record counts {expected_n} messages but {n} were read")
-            return "truncated" if isinstance(expected_n, int) and expected_n > n else "tampered"
-        if self.footer.get("head") != head.hex():
-            problems.append("the final chain value does not match the end record")
-            return "tampered"
-        if (self.format_version in SEALED_FORMATS
-                and self.footer.get("end") != seal(head, self.footer, self.format_version).hex()):
-            problems.append("the end record does not match the chain: its status, message "
-                            "count or error was edited")
-            return "tampered"
-        if self.footer.get("status") != "complete":
-            problems.append(f"the run aborted: {self.footer.get('error', 'no reason recorded')}")
-            return "aborted"
-        return status
+        return chain.finish(self.footer, self.read_problems, self.damaged_at)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write to ``path`` (Arrow IPC) atomically."""

@@ -1,0 +1,101 @@
+"""Verifying a large transcript in bounded memory (a plain script, outside the default run).
+
+Run: ``python tests/benchmarks/transcript_verify.py [--messages 1000000]``.
+
+Writes a transcript of ``--messages`` small messages (8 floats each, the size of a protocol's
+scalar exchanges), then measures, each in a fresh process (peak memory is the process's
+maximum resident set):
+
+- ``pyarrow``: iterating the file's record batches with pyarrow (the floor: no decoding);
+  times exclude imports; memory is the peak resident set and its growth over the process
+  after imports (what reading added);
+- ``check_file``: fedsec's verdict, streamed (every batch validated, every message decoded
+  and chained, one batch in memory at a time), as ``fedsec inspect`` runs it;
+- ``read + verify``: the whole transcript loaded, then verified (what an attack needs).
+
+Goal: ``check_file`` within 10x of the pyarrow iteration, its memory independent of the
+message count (compare ``--messages`` 100000 and 1000000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fedsec.transcript import TranscriptWriter
+
+HEADER = {"protocol": {"name": "benchmark"}, "parties": {"a": "client", "b": "server"}}
+
+MEASURE = r"""
+import json, resource, sys, time
+import pyarrow as pa, pyarrow.ipc as ipc
+from fedsec.transcript import check_file, read_transcript
+path, what = sys.argv[1], sys.argv[2]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+start = time.perf_counter()
+if what == "pyarrow":
+    with pa.memory_map(path) as source:
+        reader = ipc.open_file(source)
+        rows = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+    status = f"{rows} rows"
+elif what == "check_file":
+    status = check_file(path, keep_messages=False).status
+else:
+    status = read_transcript(path).verify().status
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "status": status, "peak_mb": peak,
+                  "grown_mb": peak - before}))
+"""
+
+
+def write(path: Path, n: int) -> float:
+    writer = TranscriptWriter(HEADER, path)
+    payload = np.arange(8.0)
+    start = time.perf_counter()
+    for i in range(n):
+        writer.record(round=i // 1000, phase="train", sender="a", receiver="b", tag="small",
+                      payload=payload)
+    writer.close()
+    return time.perf_counter() - start
+
+
+def measure(path: Path, what: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", MEASURE, str(path), what], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.arrow"
+        seconds = write(path, args.messages)
+        print(f"{args.messages:,} messages written in {seconds:.1f} s "
+              f"({path.stat().st_size / 1e6:.0f} MB)")
+        results: dict[str, list[dict[str, float]]] = {}
+        for _ in range(args.repeats):  # alternated, so drift hits every contender alike
+            for what in ("pyarrow", "check_file", "read + verify"):
+                results.setdefault(what, []).append(measure(path, what))
+    floor = min(r["seconds"] for r in results["pyarrow"])
+    print(f"\n{'':16}{'best s':>9}{'x pyarrow':>11}{'peak MB':>9}{'grown MB':>10}  verdict")
+    for what, runs in results.items():
+        best = min(r["seconds"] for r in runs)
+        peak = max(r["peak_mb"] for r in runs)
+        grown = max(r["grown_mb"] for r in runs)
+        print(f"{what:16}{best:9.2f}{best / floor:11.1f}{peak:9.0f}{grown:10.0f}  "
+              f"{runs[0]['status']}")
+
+
+if __name__ == "__main__":
+    main()
