@@ -14,10 +14,20 @@ In ``sum`` mode one sender (the key holder) makes the secret key and keeps
 it; the others and the aggregator get the public context. The aggregator adds
 ciphertexts and asks the key holder to decrypt the sum. TenSEAL draws its
 randomness from SEAL's own generator, so CKKS transcripts differ between runs.
+
+Trust: the key holder decrypts whatever the aggregator sends it, a single contribution
+included; it cannot tell an aggregate from one party's ciphertext. A CKKS decryption carries
+its approximation error, which depends on the secret key: a party that sees decryptions of
+ciphertexts it chose learns about the key (Li and Micciancio, "On the Security of Homomorphic
+Encryption on Approximate Numbers", EUROCRYPT 2021). ``flood_bits = k`` makes the key holder
+add Gaussian noise of standard deviation ``2**k`` times the result's tracked error bound
+(drawn from the operating system's generator) before it returns a decryption; 0 (the default)
+returns decryptions as they are.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -82,7 +92,9 @@ def check_security(poly_modulus_degree: int, coeff_mod_bit_sizes: Sequence[int])
 class CkksBackend(MaskingBackend):
     """CKKS vectors (TenSEAL): approximate, with tracked error and refused overflows."""
 
-    summary = "CKKS approximate encryption (TenSEAL): chunked vectors, tracked error bounds."
+    summary = ("CKKS approximate encryption (TenSEAL): chunked vectors, tracked error bounds; "
+               "the key holder decrypts whatever it is sent, a single contribution included, "
+               "and returns decryptions without noise flooding unless flood_bits is set.")
     paper = "Cheon et al., Homomorphic Encryption for Arithmetic of Approximate Numbers, 2017"
     protection = "ckks"
     operations = frozenset({"add", "add_plain", "mul_plain_scalar", "mul_plain_elementwise",
@@ -95,8 +107,11 @@ class CkksBackend(MaskingBackend):
         coeff_mod_bit_sizes: tuple[int, ...] = (60, 40, 40, 60)
         scale_bits: int = 40
         max_abs: float = 1024.0
+        flood_bits: int = 0
 
         def __post_init__(self) -> None:
+            check_int(self.flood_bits, owner=OWNER, name="flood_bits", min_value=0,
+                      max_value=60)
             check_int(self.poly_modulus_degree, owner=OWNER, name="poly_modulus_degree",
                       min_value=1024)
             sizes = tuple(self.coeff_mod_bit_sizes)
@@ -177,9 +192,20 @@ class CkksBackend(MaskingBackend):
     def reveal(self, federation: Federation, context: KeyContext,
                protected: Protected) -> np.ndarray:
         secret_key = context.state["contexts"][context.state["keyholder"]].secret_key()
-        return keyholder_reveal(federation, self, context, protected,
-                                lambda p: _decrypt(p, secret_key),
-                                result_meta={"error_bound": protected.info["error_bound"]})
+        sigma = protected.info["error_bound"] * 2.0 ** self.params.flood_bits \
+            if self.params.flood_bits else 0.0
+
+        def open_flooded(p: Protected) -> np.ndarray:
+            values = _decrypt(p, secret_key)
+            if sigma:  # the key holder's own noise, from the operating system's generator
+                noise = np.random.default_rng(secrets.randbits(128)).normal(0.0, sigma,
+                                                                            values.shape)
+                values = values + noise
+            return values
+
+        return keyholder_reveal(federation, self, context, protected, open_flooded,
+                                result_meta={"error_bound": protected.info["error_bound"],
+                                             "flood_sigma": sigma})
 
     # -- wire ------------------------------------------------------------------------
     def describe_payload(self, protected: Protected) -> dict[str, Any]:

@@ -105,7 +105,8 @@ def decrypt_packed(ciphertexts: Sequence[gmpy2.mpz], private: Any) -> list[int]:
 class PaillierBackend(MaskingBackend):
     """Paillier encryption (python-paillier keys), packed fixed point, precomputed obfuscators."""
 
-    summary = "Paillier encryption: packed fixed-point slots, pinned exponent, re-randomised."
+    summary = ("Paillier encryption: packed fixed-point slots, pinned exponent, re-randomised; "
+               "the key holder decrypts whatever it is sent, a single contribution included.")
     paper = ("Paillier, Public-Key Cryptosystems Based on Composite Degree Residuosity Classes, "
              "EUROCRYPT 1999")
     protection = "paillier"

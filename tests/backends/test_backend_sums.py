@@ -120,3 +120,18 @@ def test_paillier_with_operating_system_keys_differs_between_runs(federation_fac
         heads.append(federation.network.close().footer["head"])
         assert not backend.describe()["insecure_simulation_keys"]
     assert heads[0] != heads[1]
+
+
+def test_ckks_flooding_adds_noise_to_what_the_key_holder_returns(federation_factory) -> None:
+    rng = np.random.default_rng(3)
+    vectors = {f"p{i:02d}": rng.normal(size=2000) for i in range(3)}
+    expected = np.sum(list(vectors.values()), axis=0)
+    plain = secure_sum(federation_factory(3), create("backend", "ckks", {}), vectors, "agg")
+    federation = federation_factory(3)
+    flooded = secure_sum(federation, create("backend", "ckks", {"flood_bits": 12}), vectors,
+                         "agg")
+    result = next(m for m in federation.network.close().messages if "flood_sigma" in m.meta)
+    sigma = result.meta["flood_sigma"]
+    assert sigma > 0 and result.meta["error_bound"] * 2**12 == pytest.approx(sigma)
+    assert np.max(np.abs(plain - expected)) < sigma
+    assert np.std(flooded - expected) == pytest.approx(sigma, rel=0.1)

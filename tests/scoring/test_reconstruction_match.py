@@ -147,11 +147,11 @@ def test_scores_do_not_depend_on_the_order_of_the_reconstructions(truth: np.ndar
 def test_few_uninformed_reconstructions_among_many_samples_stay_at_the_baseline() -> None:
     """Matching 64 guesses to 300 samples picks each one's nearest sample whatever it holds:
     the raw nearest rate of noise is far from 0, and its baseline says so."""
-    X, y = population()
+    width = population()[0].shape[1]
     rng = np.random.default_rng(7)
-    data = rng.standard_normal((600, X.shape[1]))
+    data = rng.standard_normal((600, width))
     labels = rng.integers(0, 2, 600)
-    noise = rng.standard_normal((64, X.shape[1]))
+    noise = rng.standard_normal((64, width))
     scores = match_reconstructions(noise, data[:300], true_labels=labels[:300], pool=data,
                                    pool_labels=labels)
     assert scores["nearest_rate"] > 0.2
