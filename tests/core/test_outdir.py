@@ -69,3 +69,14 @@ def test_a_failed_rerun_leaves_no_old_result_beside_its_transcript(
     assert not (tmp_path / "result.json").exists()
     assert not (tmp_path / "private.npz").exists()
     assert check_file(tmp_path / "transcript.arrow").status == "aborted"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
+def test_an_unwritable_target_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    # /proc refuses new entries even to root (a read-only folder would not stop root)
+    with pytest.raises(ValidationError, match="Cannot write to"), hold("/proc/fedsec-x", "x"):
+        pass
+    proc = subprocess.run([sys.executable, "-m", "fedsec.cli.main", "run", "secure-sum",
+                           "--out", "/proc/fedsec-x"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
