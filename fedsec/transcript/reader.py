@@ -68,8 +68,17 @@ def read_pandas(path: str | os.PathLike[str]) -> Any:
     """The transcript at ``path`` as a pandas DataFrame, one row per message.
 
     A finished transcript is also readable with ``pandas.read_feather(path)``; this function
-    checks the file first and also reads the intact prefix of a cut-off or damaged one.
+    checks every batch first (a damaged file cannot crash pandas), reads a whole file as
+    pandas does (payloads as their wire bytes), and the readable prefix of a cut-off or
+    damaged one as :meth:`Transcript.to_pandas` does (payloads decoded).
     """
+    with open_messages(path) as stream:
+        for _ in stream.column_batches():
+            pass
+        whole = stream.indexed and stream.damaged_at is None and not stream.problems
+    if whole:
+        with pa.memory_map(str(path)) as source:
+            return ipc.open_file(source).read_pandas()
     return read_transcript(path).to_pandas()
 
 
@@ -124,6 +133,11 @@ class MessageStream:
                     f"({_short(error)}); no message can be read.") from error
         self.header, self.version = _header(schema, self.path)
         self._same_header = self._file is None or _same_header_at_start(self._source, schema)
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the file's closing index was readable (else it is read as a stream)."""
+        return self._file is not None
 
     def __enter__(self) -> MessageStream:
         return self
