@@ -111,7 +111,9 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
                         kept.extend(messages)
                     yield from messages
 
-        consumed = consume(checked()) if consume is not None else deque(checked(), maxlen=0)
+        flow = checked()
+        consumed = None if consume is None else consume(flow)
+        deque(flow, maxlen=0)  # to the end, whatever ``consume`` left
         report = chain.finish(stream.footer, stream.problems, stream.damaged_at,
                               n_read=stream.n_read)
         transcript = None if kept is None else Transcript(
@@ -128,7 +130,7 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
     status = "intact" if report.ok else report.status
     return FileVerdict(status=status, report=report, transcript=transcript,
                        header=stream.header, footer=footer,
-                       consumed=None if consume is None else consumed)
+                       consumed=consumed)
 
 
 def _against_result(path: Path, footer: Mapping[str, Any] | None,
