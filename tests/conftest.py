@@ -1,4 +1,5 @@
-"""Fixtures shared across the suite: runs of NRI-DC (each configuration runs once per session)."""
+"""Fixtures shared across the suite: runs of NRI-DC (each configuration runs once per session),
+a tiny S-FedMV run; the --run-slow option."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+import numpy as np
 import pytest
 
+from fedsec.data.dataset import Dataset
+from fedsec.data.sequences import sequence_feature_names
 from fedsec.federation import Federation
 from fedsec.runner import RunConfig, RunResult, run
 from fedsec.testing import small_federation
@@ -49,6 +53,49 @@ def federation_factory() -> Callable[..., Federation]:
 def nri_dc_fixture() -> Callable[..., RunResult]:
     """``nri_dc(params=..., defenses=..., **run options)``: a cached NRI-DC run on Pima."""
     return _nri_dc
+
+
+#: S-FedMV's tiny run for the attacks on its FedAvg updates: two clients, short fixed-length
+#: sequences of two views, one round of local training on a chosen number of rows.
+T_SHORT = 4
+TINY_SFEDMV = {"fedavg_rounds": 2, "local_epochs": 1, "hidden": 16, "batch_size": 8,
+               "rounds": 1, "optimizer": "sgd", "lr": 0.1, "local_rows": 1,
+               "local_baselines": False}
+
+
+def short_sequences() -> Dataset:
+    """Two fixed-length views of T_SHORT steps (no padding), two classes."""
+    rng = np.random.default_rng(0)
+    n, t = 40, T_SHORT
+    y = rng.integers(0, 2, n)
+    a = rng.normal(size=(n, t, 2)) + y[:, None, None]
+    b = rng.normal(size=(n, t, 1)) - y[:, None, None]
+    names = sequence_feature_names("a", ("u", "v"), t) + sequence_feature_names("b", ("w",), t)
+    return Dataset(name="short-sequences",
+                   X=np.concatenate([a.reshape(n, -1), b.reshape(n, -1)], axis=1), y=y,
+                   task="binary", feature_names=names,
+                   feature_groups={"a": tuple(range(2 * t)), "b": tuple(range(2 * t, 3 * t))})
+
+
+@pytest.fixture
+def short_sequences_dataset(monkeypatch: pytest.MonkeyPatch) -> str:
+    import fedsec.data.registry as data_registry
+
+    loaders = dict(data_registry.LOADERS)
+    loaders["short-sequences"] = short_sequences
+    monkeypatch.setattr(data_registry, "LOADERS", loaders)
+    return "short-sequences"
+
+
+@pytest.fixture
+def tiny_sfedmv(short_sequences_dataset: str) -> Callable[..., RunResult]:
+    """Runs S-FedMV on the short sequences (``TINY_SFEDMV``'s parameters, overridden by keyword)."""
+
+    def run_tiny(backend: str = "plain", **params: object) -> RunResult:
+        return run(RunConfig(protocol="s-fedmv", dataset=short_sequences_dataset, backend=backend,
+                             partition="horizontal:parties=2", params={**TINY_SFEDMV, **params}))
+
+    return run_tiny
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

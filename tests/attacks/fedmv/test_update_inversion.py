@@ -27,26 +27,26 @@ def attack(result: RunResult, threat: str, **params: object) -> dict[str, float]
     return scorer.score(inversion.run(view), result.private)
 
 
-def test_the_server_recovers_one_sequence_from_one_sgd_step(tiny: Tiny) -> None:
-    scores = attack(tiny(), "server")
+def test_the_server_recovers_one_sequence_from_one_sgd_step(tiny_sfedmv: Tiny) -> None:
+    scores = attack(tiny_sfedmv(), "server")
     assert scores["mse"] < 1e-3 * scores["baseline_mse"]
     assert scores["correlation"] > 0.99
     assert scores["label_accuracy"] == 1.0
 
 
-def test_with_two_clients_each_reads_the_other_from_the_average(tiny: Tiny) -> None:
-    scores = attack(tiny(), "party1", other_rows=1)
+def test_with_two_clients_each_reads_the_other_from_the_average(tiny_sfedmv: Tiny) -> None:
+    scores = attack(tiny_sfedmv(), "party1", other_rows=1)
     assert scores["mse"] < 1e-2 * scores["baseline_mse"]
     assert scores["label_accuracy"] == 1.0
 
 
-def test_secure_aggregation_stops_the_server_not_the_other_client(tiny: Tiny) -> None:
-    masked = tiny(backend="noise")
+def test_secure_aggregation_stops_the_server_not_the_other_client(tiny_sfedmv: Tiny) -> None:
+    masked = tiny_sfedmv(backend="noise")
     assert attack(masked, "server") == {"not_applicable": 1.0}
     # with two clients the average is the other's update plus one's own: masking can't help
     assert attack(masked, "party1", other_rows=1)["correlation"] > 0.9
 
 
-def test_update_noise_takes_the_attack_back_to_the_prior(tiny: Tiny) -> None:
-    scores = attack(tiny(clip=0.1, noise_multiplier=1.0), "server")
+def test_update_noise_takes_the_attack_back_to_the_prior(tiny_sfedmv: Tiny) -> None:
+    scores = attack(tiny_sfedmv(clip=0.1, noise_multiplier=1.0), "server")
     assert scores["advantage"] < 0.2

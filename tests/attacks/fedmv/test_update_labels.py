@@ -30,31 +30,32 @@ def labels(result: RunResult, threat: str = "server", **params: object) -> dict[
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "rmsprop"])
-def test_one_sample_gives_its_label_under_either_optimizer(tiny: Tiny, optimizer: str) -> None:
-    scores = labels(tiny(optimizer=optimizer, local_epochs=3, lr=0.01))
+def test_one_sample_gives_its_label_under_either_optimizer(tiny_sfedmv: Tiny,
+                                                           optimizer: str) -> None:
+    scores = labels(tiny_sfedmv(optimizer=optimizer, local_epochs=3, lr=0.01))
     assert scores["n_targets"] == 2
     assert scores["exact_rate"] == 1.0 and scores["label_error"] == 0.0
 
 
-def test_sgd_counts_of_a_batch_are_read_from_the_bias(tiny: Tiny) -> None:
-    scores = labels(tiny(local_rows=8, batch_size=8))
+def test_sgd_counts_of_a_batch_are_read_from_the_bias(tiny_sfedmv: Tiny) -> None:
+    scores = labels(tiny_sfedmv(local_rows=8, batch_size=8))
     assert scores["label_error"] <= 0.125
     assert scores["label_error"] < scores["baseline_label_error"]
 
 
-def test_the_other_client_reads_the_label_from_the_average(tiny: Tiny) -> None:
-    scores = labels(tiny(backend="noise"), "party1", other_rows=1)
+def test_the_other_client_reads_the_label_from_the_average(tiny_sfedmv: Tiny) -> None:
+    scores = labels(tiny_sfedmv(backend="noise"), "party1", other_rows=1)
     assert scores["exact_rate"] == 1.0
 
 
-def test_rmsprop_on_several_samples_is_refused_with_the_reason(tiny: Tiny) -> None:
-    scores = labels(tiny(local_rows=8, optimizer="rmsprop"))
+def test_rmsprop_on_several_samples_is_refused_with_the_reason(tiny_sfedmv: Tiny) -> None:
+    scores = labels(tiny_sfedmv(local_rows=8, optimizer="rmsprop"))
     assert "rmsprop on several samples" in str(scores["not_applicable"])
 
 
-def test_update_noise_hides_the_counts(tiny: Tiny) -> None:
-    clean = labels(tiny(local_rows=8, batch_size=8))
-    noisy = labels(tiny(local_rows=8, batch_size=8, clip=0.1, noise_multiplier=1.0))
+def test_update_noise_hides_the_counts(tiny_sfedmv: Tiny) -> None:
+    clean = labels(tiny_sfedmv(local_rows=8, batch_size=8))
+    noisy = labels(tiny_sfedmv(local_rows=8, batch_size=8, clip=0.1, noise_multiplier=1.0))
     assert noisy["label_error"] > clean["label_error"]
     assert noisy["advantage"] < 0.5
 
