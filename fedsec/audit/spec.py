@@ -273,6 +273,9 @@ def _values(name: str, value: Any, problems: list[str]) -> list[Any]:
             return []
         if "num" in value:
             num = int(value["num"])
+            if num < 1:
+                problems.append(f"sweep.{name} asks for {num} values; num must be at least 1")
+                return []
             if num > MAX_SWEEP_VALUES:
                 problems.append(f"sweep.{name} asks for {num:,} values; at most "
                                 f"{MAX_SWEEP_VALUES:,} per parameter")

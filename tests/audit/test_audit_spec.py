@@ -133,5 +133,7 @@ def test_oversized_sweeps_and_grids_are_refused_at_once() -> None:
     grid = {**GOOD, "sweep": {"a": list(range(1000)), "b": list(range(1000))}}
     with pytest.raises(AuditSpecError, match="the grid has 12,000,000 cells; at most 100,000"):
         parse_spec(grid)
+    with pytest.raises(AuditSpecError, match="num must be at least 1"):
+        parse_spec({**GOOD, "sweep": {"statistic": {"start": 0, "stop": 1, "num": -2}}})
     with pytest.raises(AuditSpecError, match="needs finite numbers"):
         parse_spec({**GOOD, "sweep": {"statistic": {"start": "a", "stop": 3}}})
