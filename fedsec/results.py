@@ -87,6 +87,14 @@ class TranscriptSummary:
     head: str
 
 
+#: The metrics of a model's quality, whose federated-minus-centralized gap a run reports.
+QUALITY_METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc", "mse")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunRecord:
     """The summary of one run: what ``result.json`` holds.
@@ -113,6 +121,15 @@ class RunRecord:
     schema_version: str = RESULT_SCHEMA_VERSION
 
     @property
+    def metric_gaps(self) -> dict[str, float]:
+        """Federated minus centralized, for each model-quality metric both report
+        (:data:`QUALITY_METRICS`: accuracy, F1, ...; not counts such as rounds)."""
+        return {k: float(v) - float(self.centralized_metrics[k])
+                for k, v in self.federated_metrics.items()
+                if k in QUALITY_METRICS and k in self.centralized_metrics and _number(v)
+                and _number(self.centralized_metrics[k])}
+
+    @property
     def total_cost(self) -> Mapping[str, Any]:
         """Messages, bytes and seconds of the whole run."""
         return cast("Mapping[str, Any]", self.cost["total"])
@@ -125,7 +142,8 @@ class RunRecord:
             "dataset": asdict(self.dataset), "partition": dict(self.partition),
             "seed": self.seed, "versions": dict(self.versions),
             "metrics": {"federated": dict(self.federated_metrics),
-                        "centralized": dict(self.centralized_metrics)},
+                        "centralized": dict(self.centralized_metrics),
+                        "gap": self.metric_gaps},
             "comparison": self.comparison.to_json(), "cost": dict(self.cost),
             "transcript": asdict(self.transcript), "private_store": self.private_store,
             "command": self.command,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -108,9 +109,15 @@ def handle(args: argparse.Namespace) -> int:
         metrics = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                             for k, v in values.items())
         print(f"  {side} metrics: {metrics or '-'}")
-    verdict = "matches" if comparison.agrees else "DIFFERS FROM"
-    print(f"  federated result {verdict} the centralized reference "
-          f"(max relative difference {comparison.worst:.3g}, tolerance {comparison.rtol:g})")
+    gaps = ", ".join(f"{k} {v:+.4g}" for k, v in record.metric_gaps.items())
+    if math.isinf(comparison.rtol):  # the protocol claims no equivalence, only accuracy
+        print("  the federated model is not the centralized one (no agreement claimed); "
+              f"federated minus centralized: {gaps or '-'}")
+    else:
+        verdict = "matches" if comparison.agrees else "DIFFERS FROM"
+        print(f"  federated result {verdict} the centralized reference "
+              f"(max relative difference {comparison.worst:.3g}, tolerance {comparison.rtol:g})"
+              + (f"; federated minus centralized: {gaps}" if gaps else ""))
     if record.backend.get("insecure_simulation_keys"):
         print("  keys: derived from the run's seed (simulation mode, reproducible, insecure by "
               "design; use key_source=agreement or secrets for deployment-grade keys)")

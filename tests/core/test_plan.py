@@ -6,6 +6,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -99,3 +100,12 @@ def test_a_run_refuses_parameters_its_training_set_cannot_hold() -> None:
     with pytest.raises(ValidationError, match="training set has 112"):
         run(RunConfig(protocol="fedcg-naive", dataset="iris:positive=setosa",
                       params={"n_landmarks": 500}))
+
+
+def test_a_run_reports_the_gap_to_its_reference_in_model_quality(nri_dc: Any) -> None:
+    record = nri_dc().record
+    gaps = record.metric_gaps
+    assert gaps and set(gaps) <= {"accuracy", "precision", "recall", "f1", "roc_auc", "mse"}
+    for name, gap in gaps.items():
+        assert gap == record.federated_metrics[name] - record.centralized_metrics[name]
+    assert record.to_json()["metrics"]["gap"] == gaps
