@@ -2,12 +2,12 @@
 
 Write with :class:`TranscriptWriter` (the network does this), read with
 :func:`read_transcript`, check with :meth:`Transcript.verify`, analyse with
-:func:`read_pandas` or ``pandas.read_feather``.
+:func:`read_pandas` (payloads decoded by :func:`payload_of`) or ``pandas.read_feather``.
 """
 
 from fedsec.transcript.check import STATUSES, FileVerdict, check_file
 from fedsec.transcript.message import Message
-from fedsec.transcript.reader import read_pandas, read_transcript
+from fedsec.transcript.reader import payload_of, read_pandas, read_transcript
 from fedsec.transcript.transcript import IntegrityReport, Transcript
 from fedsec.transcript.writer import TranscriptWriter, write_transcript
 
@@ -23,6 +23,7 @@ __all__ = [
     "Transcript",
     "TranscriptWriter",
     "check_file",
+    "payload_of",
     "read_pandas",
     "read_transcript",
     "write_transcript",

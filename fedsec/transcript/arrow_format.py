@@ -10,7 +10,9 @@ row-group index, so a truncated Parquet file is unreadable. Payloads are raw
 bytes with explicit dtype and shape columns: no pickle anywhere.
 
 Columns: seq, round, phase, sender, receiver, tag, kind, protection, key_id,
-dtype, shape, size, payload, meta (JSON), elapsed, crypto_seconds, digest. The run header is
+payload_dtype, payload_shape, wire_bytes, payload, meta (JSON), elapsed, crypto_seconds,
+digest (formats 1 and 2 named three of them dtype, shape and size, which shadow pandas
+attributes). The run header is
 JSON in the schema metadata; the footer metadata records how the run ended,
 the message count and the final chain value.
 """
@@ -48,12 +50,37 @@ SCHEMA_FIELDS = [
     ("crypto_seconds", pa.float64()),
     ("digest", pa.binary(32)),
 ]
-COLUMNS = [name for name, _ in SCHEMA_FIELDS]
+#: Format 3 renamed the columns that shadowed pandas attributes (``frame.dtype`` ...).
+RENAMED = {"dtype": "payload_dtype", "shape": "payload_shape", "size": "wire_bytes"}
+_FIRST_RENAMED = 3
+
+
+def column_names(version: str = FORMAT_VERSION) -> list[str]:
+    """The file's column names in ``version`` (in order; :data:`SCHEMA_FIELDS` names the
+    fields of :class:`~fedsec.transcript.Message`, which format 3 renamed in part)."""
+    renamed = int(version) >= _FIRST_RENAMED
+    return [RENAMED.get(name, name) if renamed else name for name, _ in SCHEMA_FIELDS]
+
+
+COLUMNS = column_names()
+
+
+def field_name(column: str) -> str:
+    """The :class:`~fedsec.transcript.Message` field a column holds, in any format.
+
+    >>> field_name("payload_dtype"), field_name("dtype"), field_name("tag")
+    ('dtype', 'dtype', 'tag')
+    """
+    return {new: old for old, new in RENAMED.items()}.get(column, column)
+
+
+def bare_schema(version: str = FORMAT_VERSION) -> pa.Schema:
+    """The columns and types of ``version``, without the header."""
+    return pa.schema([pa.field(n, t, nullable=False) for n, (_, t) in
+                      zip(column_names(version), SCHEMA_FIELDS, strict=True)])
 
 
 def schema(header_json: str, version: str = FORMAT_VERSION) -> pa.Schema:
     """The Arrow schema carrying the run header and the format version."""
-    return pa.schema(
-        [pa.field(n, t, nullable=False) for n, t in SCHEMA_FIELDS],
-        metadata={VERSION_KEY: version.encode(), HEADER_KEY: header_json.encode("utf-8")},
-    )
+    return bare_schema(version).with_metadata(
+        {VERSION_KEY: version.encode(), HEADER_KEY: header_json.encode("utf-8")})

@@ -35,7 +35,6 @@ _ITEMSIZE = {d: np.dtype(d).itemsize for d in (
 _METAS = "__metas__"
 _NO_META: Mapping[str, Any] = MappingProxyType({})
 _MAX_DIMS = 32
-_EXPECTED = pa.schema([pa.field(n, t, nullable=False) for n, t in fmt.SCHEMA_FIELDS])
 
 
 class Damage(Exception):
@@ -67,19 +66,37 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
 def read_pandas(path: str | os.PathLike[str]) -> Any:
     """The transcript at ``path`` as a pandas DataFrame, one row per message.
 
-    A finished transcript is also readable with ``pandas.read_feather(path)``; this function
-    checks every batch first (a damaged file cannot crash pandas), reads a whole file as
-    pandas does (payloads as their wire bytes), and the readable prefix of a cut-off or
-    damaged one as :meth:`Transcript.to_pandas` does (payloads decoded).
+    Every batch is checked first (a damaged file cannot crash pandas); a cut-off or damaged
+    file gives the messages before the damage. Payloads are their wire bytes:
+    :func:`payload_of` decodes a row's. Columns are format 3's names in any format
+    (``payload_dtype``, ``payload_shape``, ``wire_bytes``: none shadows a pandas attribute).
+    A finished format 3 file is also readable with ``pandas.read_feather(path)``.
     """
     with open_messages(path) as stream:
-        for _ in stream.column_batches():
-            pass
-        whole = stream.indexed and stream.damaged_at is None and not stream.problems
-    if whole:
-        with pa.memory_map(str(path)) as source:
-            return ipc.open_file(source).read_pandas()
-    return read_transcript(path).to_pandas()
+        batches = [batch.replace_schema_metadata(None) for batch in stream.record_batches()
+                   if batch.num_rows]
+        table = pa.Table.from_batches(batches, schema=fmt.bare_schema(stream.version))
+    old = {name: fmt.RENAMED.get(name, name) for name in table.column_names}
+    return table.rename_columns([old[name] for name in table.column_names]).to_pandas()
+
+
+def payload_of(row: Mapping[str, Any]) -> np.ndarray | bytes:
+    """The payload of one row of :func:`read_pandas`'s frame, decoded (an array, or bytes).
+
+    Examples
+    --------
+    >>> payload_of({"kind": "array", "payload_dtype": "<f8", "payload_shape": [2],
+    ...             "payload": np.array([1.0, 2.0]).tobytes()}).tolist()
+    [1.0, 2.0]
+    """
+    kind, dtype = row["kind"], row["payload_dtype"]
+    shape = [int(n) for n in row["payload_shape"]]
+    raw = bytes(row["payload"])
+    try:
+        _check_layout(kind, dtype, shape, len(raw))
+    except Damage as error:
+        raise TranscriptError(f"This row's payload cannot be decoded: {error}.") from None
+    return decode(kind, dtype, tuple(shape), raw)
 
 
 def open_messages(path: str | os.PathLike[str]) -> MessageStream:
@@ -155,6 +172,15 @@ class MessageStream:
     def column_batches(self) -> Iterator[Columns]:
         """Each batch's checked columns (:func:`checked_columns`), in order; the fast way to
         the chain (:meth:`ChainCheck.add_columns`) without building messages."""
+        for _, cols in self._checked():
+            yield cols
+
+    def record_batches(self) -> Iterator[pa.RecordBatch]:
+        """Each checked batch as Arrow holds it (payloads as wire bytes)."""
+        for batch, _ in self._checked():
+            yield batch
+
+    def _checked(self) -> Iterator[tuple[pa.RecordBatch, Columns]]:
         if not self._same_header:
             self._damaged("the run header at the start of the file differs from the copy in "
                           "the file's index (a stream reader would see another run)")
@@ -165,14 +191,14 @@ class MessageStream:
                 self._damaged(f"record batch {index} follows the end record")
                 return
             try:
-                cols = checked_columns(batch, self.n_read)
+                cols = checked_columns(batch, self.n_read, self.version)
                 footer = _footer(custom) if batch.num_rows == 0 else None
             except Damage as error:
                 self._damaged(f"record batch {index}: {error}")
                 return
             self.n_read += batch.num_rows
             self.footer = footer
-            yield cols
+            yield batch, cols
         if self.footer is None and self.damaged_at is None and not self.problems:
             if self._file is not None:
                 self._damaged("the file's index lists no end record")
@@ -228,13 +254,13 @@ def _header(schema: pa.Schema, path: Path) -> tuple[dict[str, Any], str]:
             f"{str(path)!r} uses transcript format {text!r}; this fedsec reads formats "
             f"{', '.join(fmt.READABLE_VERSIONS)}. Upgrade fedsec to read it."
         )
-    if not schema.remove_metadata().equals(_EXPECTED):
+    if not schema.remove_metadata().equals(fmt.bare_schema(text)):
         try:
             found = f"columns {schema.names} of types {[str(t) for t in schema.types]}"
         except ValueError:  # a name that is not UTF-8
             found = "unreadable column names"
-        raise TranscriptError(f"{str(path)!r} has {found}; expected {fmt.COLUMNS} of fedsec's "
-                              "types.")
+        raise TranscriptError(f"{str(path)!r} has {found}; expected "
+                              f"{fmt.column_names(text)} of fedsec's types.")
     try:
         header = _json_object(meta[fmt.HEADER_KEY])
     except Damage as error:
@@ -265,9 +291,10 @@ def _no_constant(name: str) -> Any:
 Columns = dict[str, list[Any]]
 
 
-def checked_columns(batch: pa.RecordBatch, first: int) -> Columns:
-    """The columns of ``batch`` (its first message at position ``first``) as lists, every
-    message's payload layout and metadata checked.
+def checked_columns(batch: pa.RecordBatch, first: int,
+                    version: str = fmt.FORMAT_VERSION) -> Columns:
+    """The columns of ``batch`` (its first message at position ``first``) as lists, keyed by
+    :class:`Message` field, every message's payload layout and metadata checked.
 
     Raises
     ------
@@ -275,13 +302,14 @@ def checked_columns(batch: pa.RecordBatch, first: int) -> Columns:
         When the batch does not have fedsec's columns and types, fails Arrow's full
         validation, or a message's fields cannot be decoded.
     """
-    if not batch.schema.remove_metadata().equals(_EXPECTED):
+    if not batch.schema.remove_metadata().equals(fmt.bare_schema(version)):
         raise Damage("its columns are not a transcript's")
     try:
         batch.validate(full=True)
     except (pa.ArrowException, ValueError) as error:
         raise Damage(f"it fails validation ({_short(error)})") from None
-    cols = {name: batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names)}
+    cols = {fmt.field_name(name): batch.column(i).to_pylist()
+            for i, name in enumerate(batch.schema.names)}
     metas: list[Mapping[str, Any]] = []
     for i, (kind, dtype, shape, raw, meta) in enumerate(zip(
             cols["kind"], cols["dtype"], cols["shape"], cols["payload"], cols["meta"],
@@ -296,9 +324,10 @@ def checked_columns(batch: pa.RecordBatch, first: int) -> Columns:
     return cols
 
 
-def checked_messages(batch: pa.RecordBatch, first: int) -> list[Message]:
+def checked_messages(batch: pa.RecordBatch, first: int,
+                     version: str = fmt.FORMAT_VERSION) -> list[Message]:
     """The messages of ``batch`` (its first at position ``first``), each checked."""
-    return messages_of(checked_columns(batch, first))
+    return messages_of(checked_columns(batch, first, version))
 
 
 def messages_of(cols: Columns) -> list[Message]:

@@ -235,7 +235,8 @@ class Transcript:
         rows = [
             {"seq": m.seq, "round": m.round, "phase": m.phase, "sender": m.sender,
              "receiver": m.receiver, "tag": m.tag, "kind": m.kind, "protection": m.protection,
-             "key_id": m.key_id, "dtype": m.dtype, "shape": m.shape, "size": m.size,
+             "key_id": m.key_id, "payload_dtype": m.dtype, "payload_shape": m.shape,
+             "wire_bytes": m.size,
              "payload": m.payload, "meta": m.meta_json, "elapsed": m.elapsed,
              "crypto_seconds": m.crypto_seconds, "digest": m.digest}
             for m in self.messages

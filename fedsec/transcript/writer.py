@@ -408,6 +408,6 @@ def _to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema:
         zip(Message._fields, zip(*messages, strict=True), strict=True)
     )
     columns["meta"] = [m.meta_json if m.meta else _EMPTY_META for m in messages]
-    arrays = [payload if f.name == "payload" else pa.array(columns[f.name], type=f.type)
-              for f in schema]
+    arrays = [payload if f.name == "payload" else
+              pa.array(columns[fmt.field_name(f.name)], type=f.type) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

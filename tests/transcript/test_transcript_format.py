@@ -309,3 +309,28 @@ def test_payloads_spanning_many_growing_chunks_stay_intact(tmp_path: Path) -> No
         np.testing.assert_array_equal(b.payload, payload)
     assert sum(p.nbytes for p in sent) > 8 << 20
     assert memory.verify().ok and loaded.verify().ok
+
+
+def test_pandas_columns_shadow_nothing_and_payloads_decode_with_one_helper(
+        tmp_path: Path) -> None:
+    from fedsec.transcript import payload_of
+
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow")
+    sent = [np.arange(6.0).reshape(2, 3), np.int32(7), b"ciphertext"]
+    for payload in sent:
+        writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=payload)
+    writer.close()
+    frame = read_pandas(tmp_path / "t.arrow")
+    assert {"payload_dtype", "payload_shape", "wire_bytes"} <= set(frame.columns)
+    assert not {"dtype", "shape", "size"} & set(frame.columns)
+    assert frame.shape == (3, 17)  # the DataFrame's own attribute, not a column
+    for (_, row), payload in zip(frame.iterrows(), sent, strict=True):
+        assert same_payload(np.asarray(payload) if not isinstance(payload, bytes) else payload,
+                            payload_of(row))
+    # an older format reads under the same names; a cut file gives its readable prefix
+    old = read_transcript(tmp_path / "t.arrow")
+    replace(old, format_version="2").save(tmp_path / "v2.arrow")
+    assert list(read_pandas(tmp_path / "v2.arrow").columns) == list(frame.columns)
+    data = (tmp_path / "t.arrow").read_bytes()
+    (tmp_path / "cut.arrow").write_bytes(data[: len(data) // 2])
+    assert list(read_pandas(tmp_path / "cut.arrow").columns) == list(frame.columns)
