@@ -151,6 +151,15 @@ def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray 
         raise
 
 
+#: What a damaged or foreign file makes numpy's reader raise.
+_UNREADABLE = (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile)
+
+
+def _unreadable(path: str | os.PathLike[str], error: BaseException) -> ValidationError:
+    return ValidationError(f"{str(path)!r} is not a readable private store ({error}); use the "
+                           f"{FILE_NAME} that 'fedsec run' wrote.")
+
+
 def load_private(path: str | os.PathLike[str]) -> dict[str, np.ndarray | bytes]:
     """Read a store written by :func:`save_private`.
 
@@ -167,10 +176,8 @@ def load_private(path: str | os.PathLike[str]) -> dict[str, np.ndarray | bytes]:
                 for name in data.files
                 if name not in (_BYTES_INDEX, _RUN_INDEX)
             }
-    except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile,
-            UnicodeDecodeError) as error:
-        raise ValidationError(f"{str(path)!r} is not a readable private store ({error}); use "
-                              f"the {FILE_NAME} that 'fedsec run' wrote.") from None
+    except _UNREADABLE as error:
+        raise _unreadable(path, error) from None
 
 
 def check_same_run(path: str | os.PathLike[str], transcript_head: str) -> None:
@@ -183,10 +190,8 @@ def check_same_run(path: str | os.PathLike[str], transcript_head: str) -> None:
             if _RUN_INDEX not in data.files:
                 return
             recorded = json.loads(bytes(data[_RUN_INDEX]).decode()).get("transcript_head")
-    except (OSError, ValueError, KeyError, EOFError, TypeError, AttributeError,
-            zipfile.BadZipFile, UnicodeDecodeError) as error:
-        raise ValidationError(f"{str(path)!r} is not a readable private store ({error}); use "
-                              f"the {FILE_NAME} that 'fedsec run' wrote.") from None
+    except (*_UNREADABLE, AttributeError) as error:
+        raise _unreadable(path, error) from None
     if recorded != transcript_head:
         raise ValidationError(
             f"{str(path)!r} belongs to another run (its transcript ended in chain value "

@@ -78,13 +78,21 @@ def short_sequences() -> Dataset:
 
 
 @pytest.fixture
-def short_sequences_dataset(monkeypatch: pytest.MonkeyPatch) -> str:
+def add_dataset(monkeypatch: pytest.MonkeyPatch) -> Callable[[str, Callable[[], Dataset]], str]:
+    """``add_dataset(name, loader)``: registers a dataset loader under ``name`` for this test
+    only; returns the name."""
     import fedsec.data.registry as data_registry
 
-    loaders = dict(data_registry.LOADERS)
-    loaders["short-sequences"] = short_sequences
-    monkeypatch.setattr(data_registry, "LOADERS", loaders)
-    return "short-sequences"
+    def add(name: str, loader: Callable[[], Dataset]) -> str:
+        monkeypatch.setattr(data_registry, "LOADERS", {**data_registry.LOADERS, name: loader})
+        return name
+
+    return add
+
+
+@pytest.fixture
+def short_sequences_dataset(add_dataset: Callable[[str, Callable[[], Dataset]], str]) -> str:
+    return add_dataset("short-sequences", short_sequences)
 
 
 @pytest.fixture

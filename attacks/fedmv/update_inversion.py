@@ -28,14 +28,14 @@ from typing import Any
 import numpy as np
 
 from fedsec.attacks.fedmv.update_labels import infer_labels
-from fedsec.attacks.fedmv.updates import Target, read_targets
+from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
 from fedsec.attacks.inversion.fedavg import (
     LocalTraining,
     invert_fedavg,
 )
 from fedsec.data.sequences import PRESENT
 from fedsec.interfaces import Attack
-from fedsec.nn import layout_from_meta, unflatten
+from fedsec.nn import unflatten
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedmv import extractor, tags
@@ -109,15 +109,12 @@ class FedAvgInversion(Attack):
         info: dict[str, Any] = {"targets": {}, "layouts": {}}
         for target in self._targets(view):
             blocks, probs = [], []
-            offset = 0
             n = min(target.rows, p.max_samples)
-            for i, view_name in enumerate(meta[tags.VIEWS]):
-                layout = layout_from_meta(meta[tags.LAYOUTS][i])
-                size = sum(int(np.prod(s)) for _, s in layout)
-                start = target.start[offset:offset + size]
-                end = target.end[offset:offset + size]
-                offset += size
-                inputs, label_probs = self._invert_view(meta, i, layout, start, end, n)
+            spans = view_spans(meta)
+            for i, (view_name, (layout, span)) in enumerate(zip(meta[tags.VIEWS], spans,
+                                                               strict=True)):
+                inputs, label_probs = self._invert_view(meta, i, layout, target.start[span],
+                                                        target.end[span], n)
                 blocks.append(inputs)
                 probs.append(label_probs)
                 info["layouts"][view_name] = dict(meta[tags.SEQUENCES][i])

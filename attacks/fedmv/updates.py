@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.nn import layout_from_meta, unflatten
+from fedsec.nn import Layout, layout_from_meta, unflatten
 from fedsec.protocols.fedmv import tags
 from fedsec.protocols.fedmv.setup import SERVER
 from fedsec.view import View
@@ -84,14 +84,19 @@ def round_count(value: float) -> int:
     return max(1, round(float(value)))
 
 
-def view_slices(meta: dict[str, Any], flat: np.ndarray) -> list[dict[str, np.ndarray]]:
-    """Each view's extractor weights, by name, from the concatenated vector the broadcast and
-    updates carry (the layouts in the broadcast's metadata)."""
+def view_spans(meta: dict[str, Any]) -> list[tuple[Layout, slice]]:
+    """Each view's weight layout and its span in the concatenated vector the broadcast and
+    updates carry (the layouts in the broadcast's metadata), in view order."""
     out, offset = [], 0
     for entry in meta[tags.LAYOUTS]:
         layout = layout_from_meta(entry)
         size = sum(int(np.prod(s)) for _, s in layout)
-        out.append({k: np.asarray(v) for k, v in
-                    unflatten(flat[offset:offset + size], layout).items()})
+        out.append((layout, slice(offset, offset + size)))
         offset += size
     return out
+
+
+def view_slices(meta: dict[str, Any], flat: np.ndarray) -> list[dict[str, np.ndarray]]:
+    """Each view's extractor weights, by name, from the concatenated vector."""
+    return [{k: np.asarray(v) for k, v in unflatten(flat[span], layout).items()}
+            for layout, span in view_spans(meta)]

@@ -19,6 +19,8 @@ the message count and the final chain value.
 
 from __future__ import annotations
 
+from functools import cache
+
 import pyarrow as pa
 
 from fedsec.transcript.message import CHAIN_FORMAT, CHAIN_HASHES
@@ -71,9 +73,13 @@ def field_name(column: str) -> str:
     >>> field_name("payload_dtype"), field_name("dtype"), field_name("tag")
     ('dtype', 'dtype', 'tag')
     """
-    return {new: old for old, new in RENAMED.items()}.get(column, column)
+    return _FIELD_OF.get(column, column)
 
 
+_FIELD_OF = {new: old for old, new in RENAMED.items()}
+
+
+@cache  # asked for every batch read
 def bare_schema(version: str = FORMAT_VERSION) -> pa.Schema:
     """The columns and types of ``version``, without the header."""
     return pa.schema([pa.field(n, t, nullable=False) for n, (_, t) in

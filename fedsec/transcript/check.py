@@ -68,9 +68,7 @@ class FileVerdict:
         """One line for a terminal."""
         if self.report is None:
             return f"not a transcript: {self.problem}"
-        if self.report.ok:
-            return self.report.summary()
-        return f"{self.status}: " + "; ".join(self.report.problems)
+        return self.report.summary()
 
 
 def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | None = None,

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from hashlib import sha256
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,6 +21,8 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+\-/]*$")
 #: times faster than SHA-256 on large payloads; format 1 files used SHA-256. Format 3 (written
 #: now) also chains the end record (:func:`seal`). Every format is still read and verified.
 CHAIN_HASHES: dict[str, Callable[[bytes], Any]] = {"1": sha256, "2": blake3, "3": blake3}
+#: The metadata of a message that has none (shared, read-only).
+NO_META: Mapping[str, Any] = MappingProxyType({})
 #: The format :class:`~fedsec.transcript.TranscriptWriter` writes.
 CHAIN_FORMAT = "3"
 #: The formats whose end record is chained.

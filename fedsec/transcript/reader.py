@@ -14,7 +14,6 @@ import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,7 @@ import pyarrow.ipc as ipc
 
 from fedsec.errors import MissingInputError, TranscriptError
 from fedsec.transcript import arrow_format as fmt
-from fedsec.transcript.message import Message
+from fedsec.transcript.message import NO_META, Message
 from fedsec.transcript.payload import ARRAY, BYTES, decode
 from fedsec.transcript.transcript import Transcript
 
@@ -33,7 +32,6 @@ _ITEMSIZE = {d: np.dtype(d).itemsize for d in (
     "|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", "<f4", "<f8", "<c8",
     "<c16")}
 _METAS = "__metas__"
-_NO_META: Mapping[str, Any] = MappingProxyType({})
 _MAX_DIMS = 32
 
 
@@ -316,18 +314,12 @@ def checked_columns(batch: pa.RecordBatch, first: int,
             strict=True)):
         try:
             _check_layout(kind, dtype, shape, len(raw))
-            metas.append(_NO_META if meta == "{}" else _json_object(meta.encode("utf-8"),
+            metas.append(NO_META if meta == "{}" else _json_object(meta.encode("utf-8"),
                                                                       "its metadata"))
         except Damage as error:
             raise Damage(f"message {first + i} is unreadable: {error}") from None
     cols[_METAS] = metas
     return cols
-
-
-def checked_messages(batch: pa.RecordBatch, first: int,
-                     version: str = fmt.FORMAT_VERSION) -> list[Message]:
-    """The messages of ``batch`` (its first at position ``first``), each checked."""
-    return messages_of(checked_columns(batch, first, version))
 
 
 def messages_of(cols: Columns) -> list[Message]:

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from queue import SimpleQueue
 from time import perf_counter
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -19,7 +18,7 @@ import pyarrow.ipc as ipc
 
 from fedsec.errors import TranscriptError
 from fedsec.transcript import arrow_format as fmt
-from fedsec.transcript.message import Message, canonical_json, genesis, link, seal
+from fedsec.transcript.message import NO_META, Message, canonical_json, genesis, link, seal
 from fedsec.transcript.payload import BYTES, decode, encode, wire_view
 from fedsec.transcript.signing import sign
 from fedsec.transcript.transcript import Transcript
@@ -28,7 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 _EMPTY_META = "{}"
-_NO_META: Mapping[str, Any] = MappingProxyType({})
 #: Payload bytes are packed into chunks of this size (a larger payload gets its own chunk).
 _ARENA_BYTES = 16 << 20
 #: The first chunk's size; each next one doubles, up to ``_ARENA_BYTES``.
@@ -282,7 +280,7 @@ class TranscriptWriter:
         if meta:
             meta_json = canonical_json(meta)
         else:
-            meta, meta_json = _NO_META, _EMPTY_META
+            meta, meta_json = NO_META, _EMPTY_META
         seq = len(self._messages)
         wire = n if size is None else int(size)
         self._head = link(self._head, seq, round, phase, sender, receiver, tag, kind, protection,

@@ -4,6 +4,7 @@ transcript; update clipping; torch missing is one clear line."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -40,13 +41,8 @@ def toy_sequences(n: int = 90, T: int = 8, seed: int = 0) -> Dataset:
 
 
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> str:
-    import fedsec.data.registry as data_registry
-
-    loaders = dict(data_registry.LOADERS)
-    loaders["toy-sequences"] = toy_sequences
-    monkeypatch.setattr(data_registry, "LOADERS", loaders)
-    return "toy-sequences"
+def toy(add_dataset: Callable[[str, Callable[[], Dataset]], str]) -> str:
+    return add_dataset("toy-sequences", toy_sequences)
 
 
 def test_features_ignore_padding_and_read_each_sequence_backwards() -> None:
