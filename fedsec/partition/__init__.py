@@ -23,6 +23,10 @@ dataset when the spec is applied):
   ``overlap_features`` [0.0], ``by`` [even | site], ``owners`` (explicit grid),
   ``labels`` [the owner of each cohort's group 0], ``roles``. Roles ``hospital``
   (owners of group 0) and ``centre``.
+- ``random``: ``parties`` [10], ``features`` [0.1], ``samples`` [1.0], ``names``,
+  ``roles``. Each party holds a random share of the columns and of the rows, drawn
+  independently, so both may overlap (Hybrid FedGraph's setting). Role ``client``;
+  each party holds the labels of its rows.
 
 Row splits are stratified when class codes ``y`` are given. An overlap fraction
 ``f`` gives each cohort (group) ⌊f·n⌋ of the previous one's ``n`` rows (the last

@@ -34,6 +34,9 @@ class Layout:
     feature_overlap: float = 0.0
     sites: tuple[Any, ...] | None = None
     notes: tuple[str, ...] = ()
+    held: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] | None = None
+    """The rows and columns of each cell when they are drawn per party (kind ``random``)
+    rather than built from its block, its group and the overlap."""
 
 
 def grid_parties(owners: Sequence[Sequence[str]]) -> tuple[str, ...]:
@@ -119,13 +122,15 @@ def assemble(
         )
     extra_rows = shared_rows(layout.row_blocks, layout.row_overlap, rng)
     extra_columns = shared_columns(layout.column_groups, layout.feature_overlap)
+    held = layout.held or {}
     cells = tuple(
         Cell(
             cohort=h,
             group=g,
             owner=layout.owners[h][g],
-            rows=np.concatenate([block, extra_rows[h]]),
-            columns=np.concatenate([group, extra_columns[g]]),
+            rows=held[h, g][0] if (h, g) in held else np.concatenate([block, extra_rows[h]]),
+            columns=(held[h, g][1] if (h, g) in held
+                     else np.concatenate([group, extra_columns[g]])),
         )
         for h, block in enumerate(layout.row_blocks)
         for g, group in enumerate(layout.column_groups)

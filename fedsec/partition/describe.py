@@ -26,6 +26,12 @@ def _party(part: Partition, name: str) -> dict[str, Any]:
     }
 
 
+def _held_twice(indices: list[np.ndarray]) -> int:
+    """How many distinct indices appear in two or more of ``indices``."""
+    _, counts = np.unique(np.concatenate(indices), return_counts=True)
+    return int((counts > 1).sum())
+
+
 def describe(part: Partition) -> dict[str, Any]:
     """Summarise ``part``: kind, parties with role, rows, columns, label ownership, overlap.
 
@@ -39,12 +45,17 @@ def describe(part: Partition) -> dict[str, Any]:
     ([6, 6], 4)
     """
     base_rows = sum(len(block) for block in part.row_blocks)
-    shared_rows = sum(
-        len(part.cell(h, 0).rows) - len(part.row_blocks[h]) for h in range(part.n_cohorts)
-    )
-    shared_columns = sum(
-        len(part.cell(0, g).columns) - len(part.column_groups[g]) for g in range(part.n_groups)
-    )
+    if part.kind == "random":  # rows and columns drawn per party: count the repeated ones
+        shared_rows = _held_twice([c.rows for c in part.cells])
+        shared_columns = _held_twice([c.columns for c in part.cells])
+    else:
+        shared_rows = sum(
+            len(part.cell(h, 0).rows) - len(part.row_blocks[h]) for h in range(part.n_cohorts)
+        )
+        shared_columns = sum(
+            len(part.cell(0, g).columns) - len(part.column_groups[g])
+            for g in range(part.n_groups)
+        )
     cohorts = []
     for h, block in enumerate(part.row_blocks):
         entry: dict[str, Any] = {

@@ -21,7 +21,7 @@ from fedsec.errors import PartitionError
 from fedsec.partition.names import UnknownPartyError, duplicates, name_problem
 from fedsec.partition.shard import Shard, make_shard
 
-KINDS = ("horizontal", "vertical", "hybrid")
+KINDS = ("horizontal", "vertical", "hybrid", "random")
 
 
 def _index(values: Any) -> np.ndarray:
@@ -182,7 +182,7 @@ class Partition:
         ([[2.0, 3.0], [6.0, 7.0], [10.0, 11.0]], None)
         """
         cells = self.cells_of(party)
-        n_columns = 1 + max(int(group.max()) for group in self.column_groups)
+        n_columns = 1 + max(int(cell.columns.max()) for cell in self.cells if len(cell.columns))
         return make_shard(party, cells, self.label_cohorts(party), X, y, self.n_samples, n_columns)
 
     def describe(self) -> dict[str, Any]:

@@ -8,6 +8,12 @@
   groups, either one centre per group serving every cohort (``centres=shared``)
   or one per (cohort, group) (``centres=per-cohort``), unless ``owners`` gives
   the grid explicitly.
+- ``random`` (paper 004): one cohort (all rows), one group per party; each party
+  holds a random ``features`` share of the columns and a random ``samples`` share
+  of the rows, drawn independently per party, so columns and rows may be held by
+  several parties (and some by none). A party's group is the columns it is the
+  first to hold; its cell holds all of its columns. Every party holds the labels
+  of its rows. Role ``client``.
 
 A party listed in ``labels`` holds the labels of every cohort in which it owns
 a cell; without ``labels`` each cohort's labels go to the owner of its first cell.
@@ -275,10 +281,58 @@ def _hybrid(options: Options, shape: DataShape, rng: np.random.Generator) -> Lay
     )
 
 
+def share_count(share: float, total: int) -> int:
+    """How many of ``total`` items a ``share`` holds: rounded, at least one.
+
+    Examples
+    --------
+    >>> share_count(0.1, 784), share_count(0.001, 10), share_count(1.0, 7)
+    (78, 1, 7)
+    """
+    return min(total, max(1, round(share * total)))
+
+
+def _random(options: Options, shape: DataShape, rng: np.random.Generator) -> Layout:
+    names = options["names"]
+    count = options["parties"] or (len(names) if names else 10)
+    n_columns = share_count(options["features"], shape.n_features)
+    n_rows = share_count(options["samples"], shape.n_samples)
+    held: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    seen = np.zeros(0, dtype=np.intp)
+    groups = []
+    for g in range(count):
+        rows = (np.arange(shape.n_samples) if n_rows == shape.n_samples
+                else np.sort(rng.choice(shape.n_samples, n_rows, replace=False)))
+        columns = np.sort(rng.choice(shape.columns, n_columns, replace=False)).astype(np.intp)
+        held[0, g] = (rows.astype(np.intp), columns)
+        groups.append(np.setdiff1d(columns, seen).astype(np.intp))
+        seen = np.union1d(seen, columns)
+    names = names or default_names(count)
+    owners = (tuple(names),)
+    nobody = shape.n_features - len(seen)
+    notes = (
+        f"Each of the {count} parties holds {n_columns} of the {shape.n_features} columns and "
+        f"{n_rows} of the {shape.n_samples} rows, drawn at random and independently per "
+        f"party; {nobody} column(s) are held by nobody.",
+    )
+    return Layout(
+        kind="random",
+        row_blocks=(np.arange(shape.n_samples),),
+        column_groups=tuple(groups),
+        group_names=tuple(f"group{g}" for g in range(1, count + 1)),
+        owners=owners,
+        label_owners={0: tuple(names)},
+        roles=resolve_roles(names, lambda _: "client", options["roles"]),
+        notes=notes,
+        held=held,
+    )
+
+
 _BUILDERS: dict[str, Callable[[Options, DataShape, np.random.Generator], Layout]] = {
     "horizontal": _horizontal,
     "vertical": _vertical,
     "hybrid": _hybrid,
+    "random": _random,
 }
 
 

@@ -60,6 +60,11 @@ def _fraction(value: Any, owner: str, name: str) -> float:
     return result
 
 
+def _share(value: Any, owner: str, name: str) -> float:
+    return check_float(value, owner=owner, name=name, min_value=0.0, max_value=1.0,
+                       min_inclusive=False)
+
+
 def _choice(*choices: str) -> Checker:
     def check(value: Any, owner: str, name: str) -> str:
         return check_choice(value, owner=owner, name=name, choices=choices)
@@ -163,6 +168,10 @@ def _fraction_option(name: str) -> Option:
     return Option(name, 0.0, _fraction, _float_from_text, repr, lambda v: v)
 
 
+def _share_option(name: str, default: float) -> Option:
+    return Option(name, default, _share, _float_from_text, repr, lambda v: v)
+
+
 def _choice_option(name: str, default: str | None, *choices: str) -> Option:
     return Option(name, default, _choice(*choices), str, str, lambda v: v)
 
@@ -215,6 +224,13 @@ KIND_OPTIONS: dict[str, tuple[Option, ...]] = {
         _choice_option("by", "even", "even", "site"),
         _OWNERS,
         _list_option("labels"),
+        _ROLES,
+    ),
+    "random": (
+        _count_option("parties"),
+        _share_option("features", 0.1),
+        _share_option("samples", 1.0),
+        _list_option("names"),
         _ROLES,
     ),
 }

@@ -393,3 +393,50 @@ def test_index_arrays_are_read_only() -> None:
         part.cells[0].rows[0] = 2
     with pytest.raises(ValueError, match="read-only"):
         part.row_blocks[0][0] = 2
+
+
+# --- random: shares drawn per party (Hybrid FedGraph) ----------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 40), st.integers(1, 30), st.integers(1, 8),
+    st.sampled_from([0.01, 0.1, 0.5, 1.0]), st.sampled_from([0.2, 0.7, 1.0]),
+    st.integers(0, 2**32 - 1),
+)
+def test_random_parties_hold_their_shares_of_rows_and_columns(
+    n_samples: int, n_features: int, parties: int, features: float, samples: float, seed: int
+) -> None:
+    text = f"random:parties={parties},features={features},samples={samples}"
+    part = parse_partition(text).apply(
+        n_samples=n_samples, feature_groups={"all": range(n_features)}, rng=_rng(seed),
+        coordinators=[("server", "server")])
+    want_columns = min(n_features, max(1, round(features * n_features)))
+    want_rows = min(n_samples, max(1, round(samples * n_samples)))
+    X = np.arange(n_samples * n_features, dtype=float).reshape(n_samples, n_features)
+    y = np.arange(n_samples) % 3
+    first_held: set[int] = set()
+    for g, name in enumerate(part.data_parties):
+        (cell,) = part.cells_of(name)
+        assert len(cell.columns) == want_columns and len(set(cell.columns.tolist())) == want_columns
+        assert len(cell.rows) == want_rows and np.all(np.diff(cell.rows) > 0)
+        # A party's group is what it is the first to hold.
+        assert set(part.column_groups[g].tolist()) == set(cell.columns.tolist()) - first_held
+        first_held |= set(cell.columns.tolist())
+        shard = part.shard(name, X, y)
+        assert np.array_equal(shard.X, X[np.ix_(cell.rows, cell.columns)])
+        assert np.array_equal(shard.y, y[cell.rows])  # every client holds its rows' labels
+    assert part.describe()["n_features"] == len(first_held)
+    assert Partition.from_dict(json.loads(json.dumps(part.to_dict()))) == part
+
+
+def test_random_partition_refuses_a_share_outside_0_1_and_names_that_do_not_match() -> None:
+    from fedsec.errors import PartitionError, ValidationError
+
+    with pytest.raises(ValidationError, match="features"):
+        parse_partition("random:features=0")
+    with pytest.raises(ValidationError, match="samples"):
+        parse_partition("random:samples=1.5")
+    with pytest.raises(PartitionError, match="lists 2 parties"):
+        parse_partition("random:parties=3,names=a+b").apply(
+            n_samples=5, feature_groups={"all": range(4)}, rng=_rng())
