@@ -169,6 +169,31 @@ def _mnist_arrays() -> tuple[np.ndarray, np.ndarray]:
     return readonly(values[:, :784], np.float64), readonly(values[:, 784], np.int64)
 
 
+FASHION_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+                   "Sneaker", "Bag", "Ankle boot")
+
+
+@cache
+def _fashion_arrays() -> tuple[np.ndarray, np.ndarray]:
+    values = read_packaged_csv("fashion_mnist_1k.csv.gz").to_numpy()
+    if values.shape != (1000, 785):
+        raise DataError(f"'fashion_mnist_1k.csv.gz' has shape {values.shape}, expected "
+                        "(1000, 785).")
+    return readonly(values[:, :784], np.float64), readonly(values[:, 784], np.int64)
+
+
+def _load_fashion_mnist_1k() -> Dataset:
+    X, y = _fashion_arrays()
+    return Dataset(
+        name="fashion_mnist_1k", X=X, y=y, task="multiclass",
+        feature_names=tuple(f"px_{r}_{c}" for r in range(28) for c in range(28)),
+        class_names=FASHION_CLASSES,
+        source="Fashion-MNIST (Xiao, Rasul, Vollgraf, Zalando Research, 2017), 1,000 images of "
+        "its test set; MIT licence",
+        notes="Pixel intensities 0-255, row-major 28x28 (px_row_col), unscaled.",
+    )
+
+
 def _load_mnist5k() -> Dataset:
     X, y = _mnist_arrays()
     return Dataset(
@@ -320,6 +345,7 @@ BUILTIN_LOADERS: Mapping[str, Callable[..., Dataset]] = MappingProxyType({
     "pima": _load_pima,
     "heart": _load_heart,
     "mnist5k": _load_mnist5k,
+    "fashion_mnist_1k": _load_fashion_mnist_1k,
     "mfeat": _load_mfeat,
     "nutrimouse": _load_nutrimouse,
     "basic_motions": load_basic_motions,
@@ -334,6 +360,6 @@ def clear_cache() -> None:
     --------
     >>> clear_cache()
     """
-    for cached in (_labelled_table, _mnist_arrays, _mfeat_arrays, _nutrimouse_arrays,
+    for cached in (_labelled_table, _mnist_arrays, _fashion_arrays, _mfeat_arrays, _nutrimouse_arrays,
                    _sklearn_arrays, _basic_motions_arrays):
         cached.cache_clear()

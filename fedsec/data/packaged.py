@@ -33,6 +33,7 @@ SHA256: Mapping[str, str] = MappingProxyType({
     "ionosphere.csv": "e41816d01388a38f82ea818091bd62d2bd5ce4a836acd2efd226862df259e2ff",
     "pima_diabetes.csv": "e3f187de41f347d9d0cbfe94fab05fb26ea6d870eae5f65eb6df49a3024c7310",
     "heart_cleveland.csv": "d6416500b131c587f0e69cd080abbcdcbd262df63e9ec8e73bddb9b6d3c2e777",
+    "fashion_mnist_1k.csv.gz": "456b0974459bced2374d8dc96761a9258d5d6c98ade2b7a2a5cbe31c0591bf42",
     "mnist_5k.csv.gz": "846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d",
     "mfeat/mfeat-fac.csv.gz": "dd722f826cd9ccbd8ce3890f1ebc7666c4d30e59687e552fc8937169c2b32280",
     "mfeat/mfeat-fou.csv.gz": "d7013cefe3a1ce9b9700e5721961c9277103434e42cb5f7edf943db59a3c3107",

@@ -38,6 +38,8 @@ SUMMARIES: Mapping[str, str] = MappingProxyType({
     "pima": "Pima Indians diabetes: 768 samples, 8 clinical features, binary (NIDDK).",
     "heart": "Cleveland heart disease: 297 complete samples, 13 features, binary presence (UCI).",
     "mnist5k": "MNIST subset: 5,000 images, 784 pixels, 10 classes.",
+    "fashion_mnist_1k": "Fashion-MNIST subset: 1,000 images, 784 pixels, 10 clothing classes "
+                        "(Zalando Research).",
     "mfeat": "UCI multiple features: 2,000 digits in six views (649 features), 10 classes.",
     "nutrimouse": "Nutrimouse: 40 mice, gene (120) and lipid (21) omics views, genotype label.",
     "fedcg-toy": "FedCG's toy set: 6,000 + 6,000 samples from three hospitals, 2-D plus bias.",
@@ -119,6 +121,7 @@ def load(name: str | os.PathLike[str], /, **options: Any) -> Dataset:
                                    ``missing="drop"`` (the only choice) drops the 6
                                    rows with a missing ``ca`` or ``thal``.
     mnist5k          5000 x 784    10 digits, 500 each; features ``px_row_col``
+    fashion_mnist_1k 1000 x 784    10 clothing classes (83-114 each); ``px_row_col``
     mfeat            2000 x 649    10 digits, 200 each; groups fou (76), fac (216),
                                    kar (64), pix (240), zer (47), mor (6)
     nutrimouse       40 x 141      ``target="genotype"`` (default): 0 ``wt``, 1

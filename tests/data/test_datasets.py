@@ -22,6 +22,9 @@ EXPECTED = {
     "pima": (768, 8, "binary", {"0": 500, "1": 268}),
     "heart": (297, 13, "binary", {"0": 160, "1-4": 137}),
     "mnist5k": (5000, 784, "multiclass", {str(k): 500 for k in range(10)}),
+    "fashion_mnist_1k": (1000, 784, "multiclass", {
+        "T-shirt/top": 108, "Trouser": 89, "Pullover": 99, "Dress": 112, "Coat": 114,
+        "Sandal": 83, "Shirt": 106, "Sneaker": 102, "Bag": 96, "Ankle boot": 91}),
     "mfeat": (2000, 649, "multiclass", {str(k): 200 for k in range(10)}),
     "nutrimouse": (40, 141, "binary", {"wt": 20, "ppar": 20}),
     "basic_motions": (80, 600, "multiclass",
