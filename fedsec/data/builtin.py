@@ -360,6 +360,7 @@ def clear_cache() -> None:
     --------
     >>> clear_cache()
     """
-    for cached in (_labelled_table, _mnist_arrays, _fashion_arrays, _mfeat_arrays, _nutrimouse_arrays,
+    for cached in (_labelled_table, _mnist_arrays, _fashion_arrays, _mfeat_arrays,
+                   _nutrimouse_arrays,
                    _sklearn_arrays, _basic_motions_arrays):
         cached.cache_clear()

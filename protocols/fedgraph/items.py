@@ -1,0 +1,71 @@
+"""The server's training items: per sample group, each client's (cluster-mean) embeddings.
+
+An item is a training row (embeddings sent raw) or a cluster (cluster means); it is held by
+the clients of its sample group. :func:`stack_items` lays the items out as the GCN reads them:
+embeddings ``(B, K, e)`` with zeros where a client holds nothing, the holders ``(B, K)``, and
+the targets ``(B, C)`` (one-hot rows, or a cluster's mean label).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedsec.protocols.fedgraph.clustering import cluster_means
+
+
+@dataclass(frozen=True)
+class GroupItems:
+    """One sample group's items: its clients' embeddings (one row per item) and targets."""
+
+    members: tuple[str, ...]
+    embeddings: Mapping[str, np.ndarray]
+    targets: np.ndarray
+
+
+def stack_items(clients: Sequence[str], groups: Sequence[GroupItems]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(embeddings (B, K, e), holders (B, K), targets (B, C))`` over every group's items.
+
+    Examples
+    --------
+    >>> g = GroupItems(("b",), {"b": np.ones((2, 3))}, np.eye(2))
+    >>> E, M, T = stack_items(["a", "b"], [g])
+    >>> E.shape, M.tolist()
+    ((2, 2, 3), [[0.0, 1.0], [0.0, 1.0]])
+    """
+    index = {c: k for k, c in enumerate(clients)}
+    width = next(iter(groups[0].embeddings.values())).shape[1]
+    total = sum(len(g.targets) for g in groups)
+    E = np.zeros((total, len(clients), width), dtype=np.float32)
+    M = np.zeros((total, len(clients)), dtype=np.float32)
+    start = 0
+    for g in groups:
+        stop = start + len(g.targets)
+        for member in g.members:
+            E[start:stop, index[member]] = g.embeddings[member]
+            M[start:stop, index[member]] = 1.0
+        start = stop
+    return E, M, np.concatenate([g.targets for g in groups])
+
+
+def select_rows(values: np.ndarray, rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The rows of ``values`` (whose row ``i`` is training row ``rows[i]``) for ``wanted``.
+
+    Examples
+    --------
+    >>> select_rows(np.array([[1.0], [2.0], [3.0]]), np.array([4, 7, 9]), np.array([9, 4]))
+    array([[3.],
+           [1.]])
+    """
+    position = {r: i for i, r in enumerate(np.asarray(rows).tolist())}
+    return np.asarray(values)[[position[r] for r in np.asarray(wanted).tolist()]]
+
+
+def clustered(group: GroupItems, clusters: list[np.ndarray]) -> GroupItems:
+    """A group of raw items turned into cluster means (``clusters``: item positions)."""
+    return GroupItems(group.members,
+                      {m: cluster_means(e, clusters) for m, e in group.embeddings.items()},
+                      cluster_means(group.targets, clusters))

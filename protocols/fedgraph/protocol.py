@@ -1,0 +1,324 @@
+"""Hybrid FedGraph (paper 004): clients' MLP extractors, cluster means, a client-graph GCN.
+
+Each client holds some training rows and some features (partition ``random``: shares drawn
+per client, so features and rows overlap). The run, as the paper describes it:
+
+1. Each client sends the server its feature indices (:data:`.tags.FEATURES`); the server
+   joins clients that share a feature, with the shared-feature indicator as edge feature.
+2. Each client trains its MLP on its rows, computes the privacy score of each extractor depth
+   (:mod:`.privacy_score`) and keeps the depth the paper's rule picks (or ``depth``).
+3. Training embeddings go to the server per sample group (the rows held by the same clients;
+   sample ids are aligned beforehand, as the paper assumes). Under ``crc`` or ``random``
+   the group's first client draws a seed and sends it to the group's other clients (never to
+   the server); every client of the group then forms the same clusters from the sample ids
+   and labels and sends its cluster-mean embeddings, and the first client the mean labels.
+   Under ``none`` or ``kmeans`` embeddings travel raw, with the labels from the group's first
+   client; for ``kmeans`` the server clusters the concatenated embeddings itself.
+4. The server trains the GCN (:mod:`.models`) on the items and, at test time, predicts from
+   each client's raw embeddings of the test rows (:data:`.tags.TEST_EMBEDDINGS`).
+
+Baselines (the paper's Table 2): ``local_accuracy``, the mean of the clients' own MLPs' test
+accuracies; with ``compare``, ``accuracy_none``, ``accuracy_random``, ``accuracy_kmeans`` and
+``accuracy_crc``: the server's GCN trained offline on the same embeddings under each other
+clustering (no messages: a comparison, not something to attack; the chosen clustering's
+column is the run's own accuracy). The reference is an MLP of
+the same shape on every feature of every training row (the ceiling), and no agreement is
+claimed. Nothing goes through a masking backend: embeddings and means travel in the clear.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fedsec import nn
+from fedsec.data.dataset import Dataset
+from fedsec.errors import ValidationError
+from fedsec.interfaces import Defense, MaskingBackend, Protocol
+from fedsec.outcomes import Outcome
+from fedsec.protocols.fedgraph import clustering, graph, models, tags
+from fedsec.protocols.fedgraph.items import GroupItems, clustered, select_rows, stack_items
+from fedsec.protocols.fedgraph.privacy_score import choose_depth, diameter_score
+from fedsec.protocols.fedgraph.setup import (
+    CLUSTERINGS,
+    PAPER,
+    SERVER,
+    FedGraphParams,
+    classification_metrics,
+    scale_inputs,
+)
+from fedsec.registry import register
+from fedsec.seeding import generator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.federation import Federation, Party
+
+
+class _Client:
+    """One client's data and model during a run (the protocol's own bookkeeping)."""
+
+    def __init__(self, party: Party, inputs: str) -> None:
+        shard = party.shard
+        if shard is None or len(shard.cells) != 1 or shard.y is None:
+            raise ValidationError(
+                f"fedgraph needs every client to hold one block of rows and features with "
+                f"their labels; {party.name!r} does not. Use a 'random' partition "
+                "(random:parties=10,features=0.1), where every client holds its rows' labels.")
+        cell = shard.cells[0]
+        self.name = party.name
+        self.party = party
+        self.rows, self.columns = np.asarray(cell.rows), np.asarray(cell.columns)
+        self.X = scale_inputs(cell.X, inputs)
+        self.y = np.asarray(cell.y, dtype=np.int64)
+        self.model: Any = None
+        self.depth = 0
+        self.scores: list[float] = []
+
+
+@register("protocol", "fedgraph")
+class FedGraph(Protocol):
+    """Hybrid FedGraph: client MLP extractors, cluster means, a GCN over the client graph."""
+
+    summary = ("Hybrid FedGraph: clients send (cluster-mean) embeddings of their MLP "
+               "extractors; the server trains a GCN whose nodes are clients.")
+    paper = PAPER
+    default_dataset = "fashion_mnist_1k"
+    default_partition = "random:parties=10,features=0.1"
+    partition_kinds = ("random", "vertical")
+    coordinators = ((SERVER, "server"),)
+    uses_backend = False
+    backend_note = "embeddings and cluster means travel in the clear, as in the paper"
+    scalings = ("none",)
+    exposes = frozenset({tags.FEATURES, tags.CLUSTER_SEED, tags.LABELS, tags.TRAIN_EMBEDDINGS,
+                         tags.CLUSTER_EMBEDDINGS, tags.CLUSTER_LABELS, tags.TEST_EMBEDDINGS})
+    renamed_tags = tags.RENAMED
+    Params = FedGraphParams
+
+    def agreement_rtol(self, backend: MaskingBackend) -> float:
+        """No agreement is claimed: the GCN over extractors is not the pooled MLP."""
+        return float("inf")
+
+    def run(self, federation: Federation, backend: MaskingBackend,
+            defenses: Sequence[Defense] = ()) -> Outcome:
+        p, net, test = self.params, federation.network, federation.test
+        if test is None:
+            raise ValidationError("fedgraph evaluates on the run's test rows and needs them.")
+        C = len(test.class_names)
+        clients = [_Client(party, p.inputs) for party in federation.data_parties()]
+        names = [c.name for c in clients]
+        with net.stage("setup"):
+            got = net.gather({c.name: c.columns.astype(np.int64) for c in clients}, SERVER,
+                             tags.FEATURES)
+            with net.compute(SERVER):
+                edges = graph.edge_features([np.asarray(got[n]) for n in names],
+                                            test.n_features)
+        with nn.deterministic(0):
+            local = self._train_clients(federation, clients, test)
+            test_inputs = {c.name: scale_inputs(test.X[:, c.columns], p.inputs)
+                           for c in clients}
+            embeddings = {c.name: models.embed(c.model, c.X, c.depth) for c in clients}
+            groups = graph.sample_groups({c.name: c.rows for c in clients}, names)
+            labels = _row_labels(clients)
+            with net.stage("embeddings"):
+                items = self._send_items(federation, clients, groups, embeddings, labels, C)
+            data = models.GraphData(*stack_items(names, items)[:2],
+                                    graph.adjacency(edges), edges)
+            targets = stack_items(names, items)[2]
+            with net.compute(SERVER):
+                gcn = models.build_gcn(data, p.gcn_hidden, p.gcn_layers, C,
+                                       nn.torch_seed(generator(federation.seed,
+                                                               "fedgraph/server/gcn")))
+                models.fit_gcn(gcn, data, targets, p.server,
+                               nn.torch_seed(generator(federation.seed, "fedgraph/server/order")))
+            with net.stage("test"):
+                sent = {c.name: models.embed(c.model, test_inputs[c.name], c.depth)
+                        for c in clients}
+                got = net.gather(sent, SERVER, tags.TEST_EMBEDDINGS)
+                with net.compute(SERVER):
+                    test_data = _test_data(names, got, data)
+                    scores = models.predict_gcn(gcn, test_data)
+            metrics: dict[str, Any] = classification_metrics(test.y, scores)
+            metrics.update(local)
+            metrics[f"accuracy_{p.clustering}"] = metrics["accuracy"]
+            if p.compare:
+                metrics.update(self._compare(federation.seed, names, groups,
+                                             {c.name: c.rows for c in clients}, embeddings,
+                                             labels, data, test_data, test.y, C))
+        metrics.update(clustering=p.clustering, n_items=len(targets), n_groups=len(groups),
+                       n_edges=int((data.adjacency.sum() - len(names)) // 2))
+        return Outcome(metrics=metrics, values={"test_scores": scores})
+
+    def _train_clients(self, federation: Federation, clients: list[_Client],
+                       test: Dataset) -> dict[str, Any]:
+        """Step 2: local MLPs, privacy scores, depths; the local baseline."""
+        p = self.params
+        C = len(test.class_names)
+        accuracies, depths = [], []
+        all_scores = []
+        for i, c in enumerate(clients):
+            with federation.network.compute(c.name):
+                seed = nn.torch_seed(c.party.rng)
+                c.model = models.build_mlp(len(c.columns), p.hidden, p.layers, C, seed)
+                models.fit(c.model, c.X, c.y, p.local, seed)
+                if p.depth == 0 or p.scores:
+                    picked = c.party.rng.choice(len(c.y), min(p.score_samples, len(c.y)),
+                                                replace=False)
+                    c.scores = [diameter_score(c.model, c.X[np.sort(picked)], j,
+                                               p.score_settings, c.party.rng)
+                                for j in range(1, p.layers + 1)]
+                c.depth = p.depth or choose_depth(c.scores, p.score_keep)
+                self._keep_private(c, test)
+                scores = models.predict(c.model, scale_inputs(test.X[:, c.columns], p.inputs))
+            accuracies.append(classification_metrics(test.y, scores)["accuracy"])
+            depths.append(c.depth)
+            all_scores.append(c.scores or [float("nan")] * p.layers)
+            federation.report(f"fedgraph: client {i + 1} of {len(clients)} trained")
+        out: dict[str, Any] = {"local_accuracy": float(np.mean(accuracies)),
+                               "local_accuracy_min": float(np.min(accuracies)),
+                               "local_accuracy_max": float(np.max(accuracies)),
+                               "depth_mean": float(np.mean(depths)),
+                               "depth_min": int(np.min(depths)), "depth_max": int(np.max(depths))}
+        if p.depth == 0 or p.scores:
+            mean = np.mean(np.array(all_scores), axis=0)
+            out.update({f"privacy_score_{j + 1}": float(s) for j, s in enumerate(mean)})
+        return out
+
+    def _keep_private(self, c: _Client, test: Dataset) -> None:
+        """What a client keeps: its extractor, its inputs (ground truth), its scores."""
+        extractor = models.extractor_module(c.model, c.depth)
+        c.party.private[tags.EXTRACTOR_WEIGHTS] = nn.flatten(extractor)
+        layout = [[name, list(shape)] for name, shape in nn.layout_of(extractor)]
+        c.party.private[tags.EXTRACTOR_LAYOUT] = np.frombuffer(
+            json.dumps(layout).encode(), dtype=np.uint8)
+        c.party.private[tags.TRAIN_INPUTS] = c.X
+        c.party.private[tags.TEST_INPUTS] = scale_inputs(test.X[:, c.columns], self.params.inputs)
+        c.party.private[tags.PRIVACY_SCORES] = np.array(c.scores or [np.nan] * self.params.layers)
+
+    def _send_items(self, federation: Federation, clients: list[_Client],
+                    groups: list[tuple[tuple[str, ...], np.ndarray]],
+                    embeddings: dict[str, np.ndarray], labels: np.ndarray,
+                    C: int) -> list[GroupItems]:
+        """Step 3: every group's embeddings (raw or cluster means) and labels, to the server."""
+        p, net = self.params, federation.network
+        by_name = {c.name: c for c in clients}
+        items = []
+        for members, rows in groups:
+            leader = by_name[members[0]]
+            meta = {tags.GROUP: list(members), tags.CLUSTER_SIZE: p.cluster_size}
+            raw = GroupItems(members, {m: select_rows(embeddings[m], by_name[m].rows, rows)
+                                       for m in members},
+                             clustering.one_hot(labels[rows], C))
+            if p.clustering in ("crc", "random"):
+                seed = leader.party.rng.bytes(32)
+                got = {m: net.send(leader.name, m, tags.CLUSTER_SEED, seed, meta=meta)
+                       for m in members[1:]}
+                got[leader.name] = seed
+                means: dict[str, np.ndarray] = {}
+                for m in members:
+                    with net.compute(m):
+                        clusters = _clusters(p.clustering, labels[rows], p, got[m])
+                        group = clustered(raw, clusters)
+                        means[m] = net.send(m, SERVER, tags.CLUSTER_EMBEDDINGS,
+                                            group.embeddings[m],
+                                            meta={**meta, tags.DEPTH: by_name[m].depth})
+                        by_name[m].party.private.setdefault(tags.CLUSTERS, np.full(
+                            len(by_name[m].rows), -1, dtype=np.int64))
+                        position = {r: i for i, r in enumerate(by_name[m].rows.tolist())}
+                        which = clustering.membership(len(rows), clusters)
+                        for r, k in zip(rows.tolist(), which.tolist(), strict=True):
+                            by_name[m].party.private[tags.CLUSTERS][position[r]] = k
+                targets = net.send(leader.name, SERVER, tags.CLUSTER_LABELS, group.targets,
+                                   meta=meta)
+                items.append(GroupItems(members, means, np.asarray(targets)))
+                continue
+            sent = {m: net.send(m, SERVER, tags.TRAIN_EMBEDDINGS, raw.embeddings[m],
+                                meta={tags.ROWS: rows.tolist(), tags.DEPTH: by_name[m].depth})
+                    for m in members}
+            got_labels = net.send(leader.name, SERVER, tags.LABELS, labels[rows],
+                                  meta={tags.ROWS: rows.tolist()})
+            group = GroupItems(members, {m: np.asarray(v) for m, v in sent.items()},
+                               clustering.one_hot(np.asarray(got_labels), C))
+            if p.clustering == "kmeans":
+                with net.compute(SERVER):
+                    group = clustered(group, _kmeans(group, p.cluster_size, federation.seed))
+            items.append(group)
+        return items
+
+    def _compare(self, seed: int, names: list[str],
+                 groups: list[tuple[tuple[str, ...], np.ndarray]],
+                 rows_of: dict[str, np.ndarray], embeddings: dict[str, np.ndarray],
+                 labels: np.ndarray, data: models.GraphData, test_data: models.GraphData,
+                 test_y: np.ndarray,
+                 C: int) -> dict[str, float]:
+        """Table 2 offline: the server's GCN on the same embeddings under every clustering."""
+        p = self.params
+        out = {}
+        for mode in CLUSTERINGS:
+            if mode == p.clustering:  # the federated run's own accuracy
+                continue
+            items = []
+            for g, (members, rows) in enumerate(groups):
+                raw = GroupItems(members, {m: select_rows(embeddings[m], rows_of[m], rows)
+                                       for m in members},
+                                 clustering.one_hot(labels[rows], C))
+                rng_seed = generator(seed, f"fedgraph/compare/{g}").bytes(32)
+                if mode == "kmeans":
+                    raw = clustered(raw, _kmeans(raw, p.cluster_size, seed))
+                elif mode != "none":
+                    raw = clustered(raw, _clusters(mode, labels[rows], p, rng_seed))
+                items.append(raw)
+            E, M, T = stack_items(names, items)
+            offline = models.GraphData(E, M, data.adjacency, data.edges)
+            gcn = models.build_gcn(offline, p.gcn_hidden, p.gcn_layers, C,
+                                   nn.torch_seed(generator(seed, "fedgraph/server/gcn")))
+            models.fit_gcn(gcn, offline, T, p.server,
+                           nn.torch_seed(generator(seed, "fedgraph/server/order")))
+            out[f"accuracy_{mode}"] = classification_metrics(
+                test_y, models.predict_gcn(gcn, test_data))["accuracy"]
+        return out
+
+    def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
+        """The ceiling: an MLP of the same shape on every feature of every training row."""
+        p = self.params
+        C = len(train.class_names)
+        with nn.deterministic(0):
+            torch_seed = nn.torch_seed(generator(seed, "fedgraph/centralized"))
+            model = models.build_mlp(train.n_features, p.hidden, p.layers, C, torch_seed)
+            models.fit(model, scale_inputs(train.X, p.inputs), train.y, p.local, torch_seed)
+            scores = models.predict(model, scale_inputs(test.X, p.inputs))
+        return Outcome(metrics=classification_metrics(test.y, scores),
+                       values={"test_scores": scores})
+
+
+def _row_labels(clients: list[_Client]) -> np.ndarray:
+    """Every held training row's label, indexed by row id (the clients agree on them)."""
+    n = 1 + max(int(c.rows.max()) for c in clients)
+    out = np.full(n, -1, dtype=np.int64)
+    for c in clients:
+        out[c.rows] = c.y
+    return out
+
+
+def _clusters(mode: str, y: np.ndarray, p: FedGraphParams, seed: bytes) -> list[np.ndarray]:
+    """A group's clusters from its labels and the shared seed (every member gets the same)."""
+    rng = np.random.default_rng(int.from_bytes(bytes(seed), "little"))
+    if mode == "crc":
+        return clustering.class_conditioned_clusters(y, p.cluster_size, p.in_class, rng)
+    return clustering.random_clusters(len(y), p.cluster_size, rng)
+
+
+def _kmeans(group: GroupItems, size: int, seed: int) -> list[np.ndarray]:
+    """K-means on the group's concatenated embeddings (the server's, for ``kmeans``)."""
+    joined = np.concatenate([group.embeddings[m] for m in group.members], axis=1)
+    return clustering.kmeans_clusters(joined, size, seed % 2**31)
+
+
+def _test_data(names: list[str], got: dict[str, Any], train: models.GraphData
+               ) -> models.GraphData:
+    """The test rows as GCN items: every client holds (its features of) every test row."""
+    E = np.stack([np.asarray(got[n], dtype=np.float32) for n in names], axis=1)
+    return models.GraphData(E, np.ones(E.shape[:2], dtype=np.float32), train.adjacency,
+                            train.edges)

@@ -1,0 +1,130 @@
+"""What the FedGraph protocol and its reference share: parameters, scaling, metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedsec.errors import ValidationError
+from fedsec.protocols.fedgraph.models import Training
+from fedsec.protocols.fedgraph.privacy_score import ScoreSettings
+from fedsec.validation import check_choice, check_float, check_int
+
+PAPER = ("Hybrid FedGraph: An efficient hybrid federated learning algorithm using graph "
+         "convolutional neural network (arXiv 2024)")
+OWNER = "protocol 'fedgraph'"
+SERVER = "server"
+CLUSTERINGS = ("crc", "random", "kmeans", "none")
+INPUTS = ("pixels", "as-is")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FedGraphParams:
+    """Hybrid FedGraph's parameters (the paper's values where it gives them).
+
+    Client MLPs: ``hidden`` units in each of ``layers`` hidden layers (256 and 5), Adam
+    (``lr``, ``weight_decay``) for ``epochs`` epochs of batch ``batch_size`` (128). The
+    text lost the learning rate, the weight decay and the epoch count: 0.001, 0.0001 and 20
+    here.
+
+    Extractor depth: ``depth`` hidden layers, or 0 to let each client choose by the privacy
+    score (:func:`.privacy_score.choose_depth`: the largest depth whose score keeps
+    ``score_keep``, 0.75, of the range between the worst and the best depth). The score is
+    computed on ``score_samples`` of the client's rows (20) with ``score_steps``
+    alternating steps and ``lam`` (10,000); with ``scores`` it is computed at every depth
+    even when ``depth`` is fixed.
+
+    ``clustering``: ``crc`` (class-conditioned random clustering, share ``in_class`` of one
+    class per cluster; 0.7), ``random``, ``kmeans`` (server-side, on raw embeddings), or
+    ``none`` (raw embeddings); ``cluster_size`` is ``s`` (the paper: 65 of 60,000 rows; 10
+    here for sets of hundreds). Server GCN: ``gcn_layers`` (2) of ``gcn_hidden`` units,
+    ``gcn_epochs`` epochs of Adam at ``gcn_lr`` in batches of ``gcn_batch_size`` (16, the
+    paper's batch for clusters, which are few). ``inputs``: ``pixels`` maps 0-255 to
+    [-1, 1] as the paper does (a fixed map: no statistics cross parties), ``as-is`` keeps
+    the values. ``compare``: also train the server's GCN on raw embeddings and under every
+    clustering, offline, for the paper's Table 2 columns.
+    """
+
+    hidden: int = 256
+    layers: int = 5
+    epochs: int = 20
+    batch_size: int = 128
+    lr: float = 0.001
+    weight_decay: float = 0.0001
+    depth: int = 0
+    scores: bool = False
+    score_samples: int = 20
+    score_steps: int = 50
+    score_keep: float = 0.75
+    lam: float = 10_000.0
+    clustering: str = "crc"
+    cluster_size: int = 10
+    in_class: float = 0.7
+    gcn_hidden: int = 64
+    gcn_layers: int = 2
+    gcn_epochs: int = 100
+    gcn_lr: float = 0.001
+    gcn_batch_size: int = 16
+    inputs: str = "pixels"
+    compare: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("hidden", "layers", "epochs", "batch_size", "score_samples",
+                     "score_steps", "cluster_size", "gcn_hidden", "gcn_layers", "gcn_epochs",
+                     "gcn_batch_size"):
+            check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
+        check_int(self.depth, owner=OWNER, name="depth", min_value=0)
+        if self.depth > self.layers:
+            raise ValidationError(
+                f"{OWNER}: depth={self.depth} exceeds the MLP's {self.layers} hidden layers; "
+                f"choose 1..{self.layers}, or 0 to choose by the privacy score.")
+        for name in ("lr", "gcn_lr", "lam"):
+            check_float(getattr(self, name), owner=OWNER, name=name, min_value=0.0,
+                        min_inclusive=False)
+        check_float(self.weight_decay, owner=OWNER, name="weight_decay", min_value=0.0)
+        check_float(self.score_keep, owner=OWNER, name="score_keep", min_value=0.0,
+                    max_value=1.0)
+        check_float(self.in_class, owner=OWNER, name="in_class", min_value=0.0, max_value=1.0)
+        check_choice(self.clustering, owner=OWNER, name="clustering", choices=CLUSTERINGS)
+        check_choice(self.inputs, owner=OWNER, name="inputs", choices=INPUTS)
+
+    @property
+    def local(self) -> Training:
+        return Training(self.epochs, self.batch_size, self.lr, self.weight_decay)
+
+    @property
+    def server(self) -> Training:
+        return Training(self.gcn_epochs, self.gcn_batch_size, self.gcn_lr, self.weight_decay)
+
+    @property
+    def score_settings(self) -> ScoreSettings:
+        return ScoreSettings(steps=self.score_steps, lam=self.lam)
+
+
+def scale_inputs(X: np.ndarray, inputs: str) -> np.ndarray:
+    """The model inputs: pixels 0-255 mapped to [-1, 1], or the values as they are.
+
+    Examples
+    --------
+    >>> scale_inputs(np.array([[0.0, 255.0]]), "pixels").tolist()
+    [[-1.0, 1.0]]
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if inputs == "as-is":
+        return X
+    if X.size and (X.min() < 0 or X.max() > 255):
+        raise ValidationError(
+            f"{OWNER}: inputs='pixels' maps pixel values 0-255 to [-1, 1], but these values "
+            f"range over [{X.min():g}, {X.max():g}]. Use an image dataset (fashion_mnist_1k, "
+            "mnist5k), or set inputs=as-is and scale the data yourself.")
+    return X / 127.5 - 1.0
+
+
+def classification_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, float]:
+    """Accuracy and macro F1 of ``argmax scores``."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    predicted = np.argmax(scores, axis=1)
+    return {"accuracy": float(accuracy_score(y_true, predicted)),
+            "f1": float(f1_score(y_true, predicted, average="macro", zero_division=0))}
