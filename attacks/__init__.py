@@ -6,6 +6,15 @@ and ``linear-inference`` (the linear-system engine of
 :mod:`~fedsec.attacks.linear_systems`, with one equation extractor per family).
 """
 
-from fedsec.attacks import contribution_readout, fdskl, fedcg, fedmv, linear_inference, nri_dc
+from fedsec.attacks import (
+    contribution_readout,
+    fdskl,
+    fedcg,
+    fedgraph,
+    fedmv,
+    linear_inference,
+    nri_dc,
+)
 
-__all__ = ["contribution_readout", "fdskl", "fedcg", "fedmv", "linear_inference", "nri_dc"]
+__all__ = ["contribution_readout", "fdskl", "fedcg", "fedgraph", "fedmv", "linear_inference",
+           "nri_dc"]

@@ -6,12 +6,14 @@ Every scorer lives here, whichever family's attacks it serves:
 (permuted rows), ``column-space`` (an estimated basis of a private block's
 columns), ``binary-columns`` (0/1 columns recovered exactly), ``sequence-match``
 (reconstructed sequences, Hungarian-matched), ``label-counts`` (inferred label
-distributions). Importing this package registers them.
+distributions), ``pixel-recovery`` (reconstructed images). Importing this package registers
+them.
 """
 
 from fedsec.scoring.epsilon_dr import EpsilonDR
 from fedsec.scoring.features import FeatureRecovery
 from fedsec.scoring.labels import LabelCounts
+from fedsec.scoring.pixels import PixelRecovery
 from fedsec.scoring.points import PointRecovery
 from fedsec.scoring.reconstruction import (
     ReconstructionError,
@@ -24,5 +26,5 @@ from fedsec.scoring.sequences import SequenceMatch
 from fedsec.scoring.subspace import BinaryColumnsScore, ColumnSpace
 
 __all__ = ["BinaryColumnsScore", "ColumnSpace", "EpsilonDR", "FeatureRecovery", "LabelCounts",
-           "MatchedRows", "PointRecovery", "ReconstructionError", "SequenceMatch", "advantage",
-           "check_truth", "relative_error"]
+           "MatchedRows", "PixelRecovery", "PointRecovery", "ReconstructionError",
+           "SequenceMatch", "advantage", "check_truth", "relative_error"]

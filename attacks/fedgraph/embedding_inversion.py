@@ -1,0 +1,95 @@
+"""Embedding inversion on Hybrid FedGraph: a client's inputs from the embeddings it sends.
+
+At test time every client sends the server raw embeddings ``g^j(x)`` of the test rows (and
+of its training rows when ``clustering`` is ``none`` or ``kmeans``). The server, joined by
+the extractor's weights, inverts them (:func:`.inversion.invert`, He et al.'s white-box
+attack). The weights come from a coalition member: the threat model ``server,party2`` stands
+for "party2's extractor leaked to the server" (a colluding client that holds the same
+features and trains the same way, or the audit's worst case). The attack reads only that
+member's extractor and the embeddings it sent, never the member's data.
+
+Estimates are the member's test inputs (:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`)
+and, when sent raw, its training inputs; the baseline gives every row the mean of the
+attack's own estimates (the same pixels for every row: what is left when nothing
+identifies a row). Score with ``pixel-recovery``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedsec.attacks.fedgraph.inversion import extractor_from, invert
+from fedsec.interfaces import Attack
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import truth_key
+from fedsec.protocols.fedgraph import tags
+from fedsec.protocols.fedgraph.setup import PAPER
+from fedsec.registry import register
+from fedsec.validation import check_float, check_int
+from fedsec.view import View
+
+OWNER = "attack 'embedding-inversion'"
+SOURCES = {tags.TEST_EMBEDDINGS: tags.TEST_INPUTS, tags.TRAIN_EMBEDDINGS: tags.TRAIN_INPUTS}
+
+
+@register("attack", "embedding-inversion")
+class EmbeddingInversion(Attack):
+    """White-box inversion of the embeddings a client sends (its extractor leaked)."""
+
+    summary = ("FedGraph: invert a client's raw embeddings with its extractor's weights "
+               "(He et al.'s white-box model inversion).")
+    paper = PAPER
+    default_scorer = "pixel-recovery"
+    needs_any_tags = frozenset(SOURCES)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        steps: int = 300
+        lr: float = 0.05
+        max_rows: int = 200
+
+        def __post_init__(self) -> None:
+            check_int(self.steps, owner=OWNER, name="steps", min_value=1)
+            check_int(self.max_rows, owner=OWNER, name="max_rows", min_value=1)
+            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
+
+    def not_applicable(self, view: View) -> str | None:
+        reason = super().not_applicable(view)
+        if reason is not None:
+            return reason
+        if not self._targets(view):
+            return (f"{view.threat} holds no client's extractor whose embeddings it observed: "
+                    "join the server with the client whose extractor leaked "
+                    "(for example 'server,party1')")
+        return None
+
+    def _targets(self, view: View) -> list[str]:
+        senders = {m.sender for m in view.messages if m.tag in SOURCES}
+        return [name for name in view.knowledge
+                if name in senders
+                and f"value/{tags.EXTRACTOR_WEIGHTS}" in view.knowledge[name]]
+
+    def run(self, view: View) -> Reconstruction:
+        self.check(view)
+        p = self.params
+        estimates, baseline = {}, {}
+        inverted = 0
+        for name in self._targets(view):
+            held = view.own(name)
+            g = extractor_from(held, f"value/{tags.EXTRACTOR_WEIGHTS}",
+                               f"value/{tags.EXTRACTOR_LAYOUT}")
+            for tag, truth in SOURCES.items():
+                sent = [m for m in view.select(tag=tag, sender=name) if view.can_open(m)]
+                if not sent:
+                    continue
+                v = np.asarray(view.open(sent[0]))[:p.max_rows]
+                x = invert(g, v, steps=p.steps, lr=p.lr)
+                key = truth_key(name, "value", *truth.split("/"))
+                estimates[key] = x
+                baseline[key] = np.repeat(x.mean(axis=0, keepdims=True), len(x), axis=0)
+                inverted += len(x)
+        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
+                              baseline=baseline, info={"rows_inverted": inverted,
+                                                       "steps": p.steps})
