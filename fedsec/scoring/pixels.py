@@ -20,7 +20,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import check_truth, mean_over_targets
+from fedsec.scoring.reconstruction import mean_over_targets, per_target
 from fedsec.validation import check_float
 
 
@@ -86,19 +86,10 @@ class PixelRecovery(Scorer):
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
-        keys = list(reconstruction.estimates)
-        check_truth(keys, truth)
-        targets: dict[str, dict[str, float]] = {}
-        for key in keys:
-            true = np.asarray(truth[key], dtype=np.float64)
-            entry = _metrics(np.asarray(reconstruction.estimates[key], np.float64), true,
-                             self.params.data_range)
-            if key in reconstruction.baseline:
-                base = _metrics(np.asarray(reconstruction.baseline[key], np.float64), true,
-                                self.params.data_range)
-                entry.update({f"baseline_{k}": v for k, v in base.items()})
-            entry["chance_reidentified"] = 1.0 / max(1, len(np.atleast_2d(true)))
-            targets[key] = entry
+        targets = per_target(reconstruction, truth, lambda e, t: _metrics(
+            e, t, self.params.data_range))
+        for key, entry in targets.items():
+            entry["chance_reidentified"] = 1.0 / max(1, len(np.atleast_2d(truth[key])))
         summary: dict[str, Any] = {"n_targets": len(targets)}
         summary.update(mean_over_targets(targets, ("mse", "psnr", "reidentified",
                                                    "chance_reidentified")))

@@ -51,6 +51,18 @@ def stack_items(clients: Sequence[str], groups: Sequence[GroupItems]
     return E, M, np.concatenate([g.targets for g in groups])
 
 
+def positions(rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` stands in ``rows`` (every one must be there).
+
+    Examples
+    --------
+    >>> positions(np.array([4, 7, 9]), np.array([9, 4])).tolist()
+    [2, 0]
+    """
+    where = {r: i for i, r in enumerate(np.asarray(rows).tolist())}
+    return np.array([where[r] for r in np.asarray(wanted).tolist()], dtype=np.intp)
+
+
 def select_rows(values: np.ndarray, rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """The rows of ``values`` (whose row ``i`` is training row ``rows[i]``) for ``wanted``.
 
@@ -60,8 +72,7 @@ def select_rows(values: np.ndarray, rows: np.ndarray, wanted: np.ndarray) -> np.
     array([[3.],
            [1.]])
     """
-    position = {r: i for i, r in enumerate(np.asarray(rows).tolist())}
-    return np.asarray(values)[[position[r] for r in np.asarray(wanted).tolist()]]
+    return np.asarray(values)[positions(rows, wanted)]
 
 
 def clustered(group: GroupItems, clusters: list[np.ndarray]) -> GroupItems:

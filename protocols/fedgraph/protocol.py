@@ -40,7 +40,13 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedgraph import clustering, graph, models, tags
-from fedsec.protocols.fedgraph.items import GroupItems, clustered, select_rows, stack_items
+from fedsec.protocols.fedgraph.items import (
+    GroupItems,
+    clustered,
+    positions,
+    select_rows,
+    stack_items,
+)
 from fedsec.protocols.fedgraph.privacy_score import choose_depth, diameter_score
 from fedsec.protocols.fedgraph.setup import (
     CLUSTERINGS,
@@ -60,7 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class _Client:
     """One client's data and model during a run (the protocol's own bookkeeping)."""
 
-    def __init__(self, party: Party, inputs: str) -> None:
+    def __init__(self, party: Party, inputs: str, test: Dataset) -> None:
         shard = party.shard
         if shard is None or len(shard.cells) != 1 or shard.y is None:
             raise ValidationError(
@@ -72,6 +78,7 @@ class _Client:
         self.party = party
         self.rows, self.columns = np.asarray(cell.rows), np.asarray(cell.columns)
         self.X = scale_inputs(cell.X, inputs)
+        self.test_X = scale_inputs(test.X[:, self.columns], inputs)
         self.y = np.asarray(cell.y, dtype=np.int64)
         self.model: Any = None
         self.depth = 0
@@ -107,7 +114,7 @@ class FedGraph(Protocol):
         if test is None:
             raise ValidationError("fedgraph evaluates on the run's test rows and needs them.")
         C = len(test.class_names)
-        clients = [_Client(party, p.inputs) for party in federation.data_parties()]
+        clients = [_Client(party, p.inputs, test) for party in federation.data_parties()]
         names = [c.name for c in clients]
         with net.stage("setup"):
             got = net.gather({c.name: c.columns.astype(np.int64) for c in clients}, SERVER,
@@ -117,25 +124,16 @@ class FedGraph(Protocol):
                                             test.n_features)
         with nn.deterministic(0):
             local = self._train_clients(federation, clients, test)
-            test_inputs = {c.name: scale_inputs(test.X[:, c.columns], p.inputs)
-                           for c in clients}
-            embeddings = {c.name: models.embed(c.model, c.X, c.depth) for c in clients}
             groups = graph.sample_groups({c.name: c.rows for c in clients}, names)
-            labels = _row_labels(clients)
+            raw = _raw_groups(clients, groups, C)
             with net.stage("embeddings"):
-                items = self._send_items(federation, clients, groups, embeddings, labels, C)
-            data = models.GraphData(*stack_items(names, items)[:2],
-                                    graph.adjacency(edges), edges)
-            targets = stack_items(names, items)[2]
+                items = self._send_items(federation, clients, groups, raw)
+            E, M, targets = stack_items(names, items)
+            data = models.GraphData(E, M, graph.adjacency(edges), edges)
             with net.compute(SERVER):
-                gcn = models.build_gcn(data, p.gcn_hidden, p.gcn_layers, C,
-                                       nn.torch_seed(generator(federation.seed,
-                                                               "fedgraph/server/gcn")))
-                models.fit_gcn(gcn, data, targets, p.server,
-                               nn.torch_seed(generator(federation.seed, "fedgraph/server/order")))
+                gcn = self._train_gcn(federation.seed, data, targets, C)
             with net.stage("test"):
-                sent = {c.name: models.embed(c.model, test_inputs[c.name], c.depth)
-                        for c in clients}
+                sent = {c.name: models.embed(c.model, c.test_X, c.depth) for c in clients}
                 got = net.gather(sent, SERVER, tags.TEST_EMBEDDINGS)
                 with net.compute(SERVER):
                     test_data = _test_data(names, got, data)
@@ -144,9 +142,8 @@ class FedGraph(Protocol):
             metrics.update(local)
             metrics[f"accuracy_{p.clustering}"] = metrics["accuracy"]
             if p.compare:
-                metrics.update(self._compare(federation.seed, names, groups,
-                                             {c.name: c.rows for c in clients}, embeddings,
-                                             labels, data, test_data, test.y, C))
+                metrics.update(self._compare(federation.seed, names, groups, raw, data,
+                                             test_data, test.y, C))
         metrics.update(clustering=p.clustering, n_items=len(targets), n_groups=len(groups),
                        n_edges=int((data.adjacency.sum() - len(names)) // 2))
         return Outcome(metrics=metrics, values={"test_scores": scores})
@@ -171,7 +168,7 @@ class FedGraph(Protocol):
                                 for j in range(1, p.layers + 1)]
                 c.depth = p.depth or choose_depth(c.scores, p.score_keep)
                 self._keep_private(c, test)
-                scores = models.predict(c.model, scale_inputs(test.X[:, c.columns], p.inputs))
+                scores = models.predict(c.model, c.test_X)
             accuracies.append(classification_metrics(test.y, scores)["accuracy"])
             depths.append(c.depth)
             all_scores.append(c.scores or [float("nan")] * p.layers)
@@ -194,23 +191,20 @@ class FedGraph(Protocol):
         c.party.private[tags.EXTRACTOR_LAYOUT] = np.frombuffer(
             json.dumps(layout).encode(), dtype=np.uint8)
         c.party.private[tags.TRAIN_INPUTS] = c.X
-        c.party.private[tags.TEST_INPUTS] = scale_inputs(test.X[:, c.columns], self.params.inputs)
+        c.party.private[tags.TEST_INPUTS] = c.test_X
         c.party.private[tags.PRIVACY_SCORES] = np.array(c.scores or [np.nan] * self.params.layers)
 
     def _send_items(self, federation: Federation, clients: list[_Client],
                     groups: list[tuple[tuple[str, ...], np.ndarray]],
-                    embeddings: dict[str, np.ndarray], labels: np.ndarray,
-                    C: int) -> list[GroupItems]:
+                    raw: list[GroupItems]) -> list[GroupItems]:
         """Step 3: every group's embeddings (raw or cluster means) and labels, to the server."""
         p, net = self.params, federation.network
         by_name = {c.name: c for c in clients}
         items = []
-        for members, rows in groups:
+        for (members, rows), group in zip(groups, raw, strict=True):
             leader = by_name[members[0]]
             meta = {tags.GROUP: list(members), tags.CLUSTER_SIZE: p.cluster_size}
-            raw = GroupItems(members, {m: select_rows(embeddings[m], by_name[m].rows, rows)
-                                       for m in members},
-                             clustering.one_hot(labels[rows], C))
+            labels = np.argmax(group.targets, axis=1)
             if p.clustering in ("crc", "random"):
                 seed = leader.party.rng.bytes(32)
                 got = {m: net.send(leader.name, m, tags.CLUSTER_SEED, seed, meta=meta)
@@ -218,40 +212,49 @@ class FedGraph(Protocol):
                 got[leader.name] = seed
                 means: dict[str, np.ndarray] = {}
                 for m in members:
+                    client = by_name[m]
                     with net.compute(m):
-                        clusters = _clusters(p.clustering, labels[rows], p, got[m])
-                        group = clustered(raw, clusters)
+                        clusters = _clusters(p.clustering, labels, p, got[m])
                         means[m] = net.send(m, SERVER, tags.CLUSTER_EMBEDDINGS,
-                                            group.embeddings[m],
-                                            meta={**meta, tags.DEPTH: by_name[m].depth})
-                        by_name[m].party.private.setdefault(tags.CLUSTERS, np.full(
-                            len(by_name[m].rows), -1, dtype=np.int64))
-                        position = {r: i for i, r in enumerate(by_name[m].rows.tolist())}
-                        which = clustering.membership(len(rows), clusters)
-                        for r, k in zip(rows.tolist(), which.tolist(), strict=True):
-                            by_name[m].party.private[tags.CLUSTERS][position[r]] = k
-                targets = net.send(leader.name, SERVER, tags.CLUSTER_LABELS, group.targets,
-                                   meta=meta)
+                                            clustering.cluster_means(group.embeddings[m],
+                                                                     clusters),
+                                            meta={**meta, tags.DEPTH: client.depth})
+                        held = client.party.private.setdefault(
+                            tags.CLUSTERS, np.full(len(client.rows), -1, dtype=np.int64))
+                        held[positions(client.rows, rows)] = clustering.membership(len(rows),
+                                                                                   clusters)
+                targets = net.send(leader.name, SERVER, tags.CLUSTER_LABELS,
+                                   clustering.cluster_means(group.targets, clusters), meta=meta)
                 items.append(GroupItems(members, means, np.asarray(targets)))
                 continue
-            sent = {m: net.send(m, SERVER, tags.TRAIN_EMBEDDINGS, raw.embeddings[m],
+            sent = {m: net.send(m, SERVER, tags.TRAIN_EMBEDDINGS, group.embeddings[m],
                                 meta={tags.ROWS: rows.tolist(), tags.DEPTH: by_name[m].depth})
                     for m in members}
-            got_labels = net.send(leader.name, SERVER, tags.LABELS, labels[rows],
+            got_labels = net.send(leader.name, SERVER, tags.LABELS, labels,
                                   meta={tags.ROWS: rows.tolist()})
-            group = GroupItems(members, {m: np.asarray(v) for m, v in sent.items()},
-                               clustering.one_hot(np.asarray(got_labels), C))
+            received = GroupItems(members, {m: np.asarray(v) for m, v in sent.items()},
+                                  clustering.one_hot(np.asarray(got_labels),
+                                                     group.targets.shape[1]))
             if p.clustering == "kmeans":
                 with net.compute(SERVER):
-                    group = clustered(group, _kmeans(group, p.cluster_size, federation.seed))
-            items.append(group)
+                    received = clustered(received, _kmeans(received, p.cluster_size,
+                                                           federation.seed))
+            items.append(received)
         return items
 
+    def _train_gcn(self, seed: int, data: models.GraphData, targets: np.ndarray,
+                   C: int) -> Any:
+        """The server's GCN trained on ``data`` (the same seeds for every clustering)."""
+        p = self.params
+        gcn = models.build_gcn(data, p.gcn_hidden, p.gcn_layers, C,
+                               nn.torch_seed(generator(seed, "fedgraph/server/gcn")))
+        models.fit_gcn(gcn, data, targets, p.server,
+                       nn.torch_seed(generator(seed, "fedgraph/server/order")))
+        return gcn
+
     def _compare(self, seed: int, names: list[str],
-                 groups: list[tuple[tuple[str, ...], np.ndarray]],
-                 rows_of: dict[str, np.ndarray], embeddings: dict[str, np.ndarray],
-                 labels: np.ndarray, data: models.GraphData, test_data: models.GraphData,
-                 test_y: np.ndarray,
+                 groups: list[tuple[tuple[str, ...], np.ndarray]], raw: list[GroupItems],
+                 data: models.GraphData, test_data: models.GraphData, test_y: np.ndarray,
                  C: int) -> dict[str, float]:
         """Table 2 offline: the server's GCN on the same embeddings under every clustering."""
         p = self.params
@@ -260,22 +263,17 @@ class FedGraph(Protocol):
             if mode == p.clustering:  # the federated run's own accuracy
                 continue
             items = []
-            for g, (members, rows) in enumerate(groups):
-                raw = GroupItems(members, {m: select_rows(embeddings[m], rows_of[m], rows)
-                                       for m in members},
-                                 clustering.one_hot(labels[rows], C))
-                rng_seed = generator(seed, f"fedgraph/compare/{g}").bytes(32)
+            for g, group in enumerate(raw):
                 if mode == "kmeans":
-                    raw = clustered(raw, _kmeans(raw, p.cluster_size, seed))
+                    group = clustered(group, _kmeans(group, p.cluster_size, seed))
                 elif mode != "none":
-                    raw = clustered(raw, _clusters(mode, labels[rows], p, rng_seed))
-                items.append(raw)
+                    labels = np.argmax(group.targets, axis=1)
+                    group_seed = generator(seed, f"fedgraph/compare/{g}").bytes(32)
+                    group = clustered(group, _clusters(mode, labels, p, group_seed))
+                items.append(group)
             E, M, T = stack_items(names, items)
-            offline = models.GraphData(E, M, data.adjacency, data.edges)
-            gcn = models.build_gcn(offline, p.gcn_hidden, p.gcn_layers, C,
-                                   nn.torch_seed(generator(seed, "fedgraph/server/gcn")))
-            models.fit_gcn(gcn, offline, T, p.server,
-                           nn.torch_seed(generator(seed, "fedgraph/server/order")))
+            gcn = self._train_gcn(seed, models.GraphData(E, M, data.adjacency, data.edges),
+                                  T, C)
             out[f"accuracy_{mode}"] = classification_metrics(
                 test_y, models.predict_gcn(gcn, test_data))["accuracy"]
         return out
@@ -293,12 +291,18 @@ class FedGraph(Protocol):
                        values={"test_scores": scores})
 
 
-def _row_labels(clients: list[_Client]) -> np.ndarray:
-    """Every held training row's label, indexed by row id (the clients agree on them)."""
-    n = 1 + max(int(c.rows.max()) for c in clients)
-    out = np.full(n, -1, dtype=np.int64)
-    for c in clients:
-        out[c.rows] = c.y
+def _raw_groups(clients: list[_Client], groups: list[tuple[tuple[str, ...], np.ndarray]],
+                C: int) -> list[GroupItems]:
+    """Every sample group as raw items: its clients' embeddings of its rows, one-hot labels
+    (the clients of a group agree on its labels; the first one's are used)."""
+    by_name = {c.name: c for c in clients}
+    embeddings = {c.name: models.embed(c.model, c.X, c.depth) for c in clients}
+    out = []
+    for members, rows in groups:
+        first = by_name[members[0]]
+        out.append(GroupItems(
+            members, {m: select_rows(embeddings[m], by_name[m].rows, rows) for m in members},
+            clustering.one_hot(select_rows(first.y, first.rows, rows), C)))
     return out
 
 
