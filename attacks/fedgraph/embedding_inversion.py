@@ -1,17 +1,20 @@
 """Embedding inversion on Hybrid FedGraph: a client's inputs from the embeddings it sends.
 
 At test time every client sends the server raw embeddings ``g^j(x)`` of the test rows (and
-of its training rows when ``clustering`` is ``none`` or ``kmeans``). The server, joined by
-the extractor's weights, inverts them (:func:`.inversion.invert`, He et al.'s white-box
-attack). The weights come from a coalition member: the threat model ``server,party2`` stands
-for "party2's extractor leaked to the server" (a colluding client that holds the same
-features and trains the same way, or the audit's worst case). The attack reads only that
-member's extractor and the embeddings it sent, never the member's data.
+of its training rows when ``clustering`` is ``none`` or ``kmeans``; cluster-mean embeddings
+under ``crc`` and ``random``). The server, joined by the extractor's weights, inverts them
+(:func:`.inversion.invert`, He et al.'s white-box attack); a cluster mean inverts to a
+prototype, scored against the mean of the cluster's true inputs. The weights come from a
+coalition member: the threat model ``server,party2`` stands for "party2's extractor leaked
+to the server" (a colluding client that holds the same features and trains the same way, or
+the audit's worst case). The attack reads only that member's extractor and the embeddings it
+sent, never the member's data.
 
-Estimates are the member's test inputs (:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`)
-and, when sent raw, its training inputs; the baseline gives every row the mean of the
-attack's own estimates (the same pixels for every row: what is left when nothing
-identifies a row). Score with ``pixel-recovery``.
+Estimates are the member's test inputs (:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`),
+its training inputs when sent raw (in its own row order), and its clusters' mean inputs
+(:data:`~fedsec.protocols.fedgraph.tags.CLUSTER_INPUTS`) when it sent cluster means; the
+baseline gives every row the mean of the attack's own estimates (the same pixels for every
+row: what is left when nothing identifies a row). Score with ``pixel-recovery``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedsec.attacks.fedgraph.inversion import extractor_from, invert
+from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
@@ -31,7 +35,8 @@ from fedsec.validation import check_float, check_int
 from fedsec.view import View
 
 OWNER = "attack 'embedding-inversion'"
-SOURCES = {tags.TEST_EMBEDDINGS: tags.TEST_INPUTS, tags.TRAIN_EMBEDDINGS: tags.TRAIN_INPUTS}
+SOURCES = {tags.TEST_EMBEDDINGS: tags.TEST_INPUTS, tags.TRAIN_EMBEDDINGS: tags.TRAIN_INPUTS,
+           tags.CLUSTER_EMBEDDINGS: tags.CLUSTER_INPUTS}
 
 
 @register("attack", "embedding-inversion")
@@ -59,32 +64,24 @@ class EmbeddingInversion(Attack):
         reason = super().not_applicable(view)
         if reason is not None:
             return reason
-        if not self._targets(view):
+        if not leaked_extractors(view, SOURCES):
             return (f"{view.threat} holds no client's extractor whose embeddings it observed: "
                     "join the server with the client whose extractor leaked "
                     "(for example 'server,party1')")
         return None
-
-    def _targets(self, view: View) -> list[str]:
-        senders = {m.sender for m in view.messages if m.tag in SOURCES}
-        return [name for name in view.knowledge
-                if name in senders
-                and f"value/{tags.EXTRACTOR_WEIGHTS}" in view.knowledge[name]]
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)
         p = self.params
         estimates, baseline = {}, {}
         inverted = 0
-        for name in self._targets(view):
-            held = view.own(name)
-            g = extractor_from(held, f"value/{tags.EXTRACTOR_WEIGHTS}",
-                               f"value/{tags.EXTRACTOR_LAYOUT}")
+        for name in leaked_extractors(view, SOURCES):
+            g = extractor_from(view.own(name), WEIGHTS, LAYOUT)
             for tag, truth in SOURCES.items():
-                sent = [m for m in view.select(tag=tag, sender=name) if view.can_open(m)]
-                if not sent:
+                sent = sent_matrix(view, tag, name)
+                if sent is None:
                     continue
-                v = np.asarray(view.open(sent[0]))[:p.max_rows]
+                v = sent[:p.max_rows]
                 x = invert(g, v, steps=p.steps, lr=p.lr)
                 key = truth_key(name, "value", *truth.split("/"))
                 estimates[key] = x

@@ -1,11 +1,16 @@
 """Inverting an extractor: the inputs behind embeddings (pure torch on numpy in and out).
 
-White-box model inversion (He, Zhang, Lee, "Model inversion attacks against collaborative
-inference", ACSAC 2019, their regularised maximum likelihood): given the extractor ``g`` and
-embeddings ``v``, find ``x = tanh(z)`` (inside the pixel range [-1, 1]) minimising
-``||g(x) - v||² + tv * TV(x)`` by Adam from ``x = 0``. The total variation prior ``TV`` reads
-the inputs as images only when ``image`` gives their positions on a grid; with no positions
-it is off.
+Two attacks of He, Zhang, Lee, "Model inversion attacks against collaborative inference"
+(ACSAC 2019):
+
+- white-box (:func:`invert`, their regularised maximum likelihood): given the extractor ``g``
+  and embeddings ``v``, find ``x = tanh(z)`` (inside the pixel range [-1, 1]) minimising
+  ``||g(x) - v||² + tv * TV(x)`` by Adam from ``x = 0``. The total variation prior ``TV``
+  reads the inputs as images only when ``positions`` places them on a grid; otherwise off.
+- query-free inverse network (:func:`fit_inverse`, their black-box attack): an MLP ``f``
+  trained on auxiliary pairs ``(g(x_aux), x_aux)`` to minimise ``||f(g(x_aux)) - x_aux||²``;
+  ``f(v)`` is the estimate. It needs ``g`` only as a function to query (or the pairs
+  themselves), never its weights' gradients.
 """
 
 from __future__ import annotations
@@ -67,6 +72,48 @@ def invert(g: Any, embeddings: np.ndarray, *, steps: int, lr: float, tv: float =
         loss.backward()
         optimizer.step()
     return np.tanh(z.detach().numpy().astype(np.float64))
+
+
+def fit_inverse(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epochs: int,
+                lr: float, batch_size: int, seed: int) -> Any:
+    """An inverse network trained on pairs ``(embeddings[i], inputs[i])``: an MLP with two
+    hidden ReLU layers of ``hidden`` units and a tanh output (inputs in [-1, 1]), Adam on the
+    squared error, mini-batches in a seeded order. Call inside
+    :func:`fedsec.nn.deterministic`; apply with :func:`apply_inverse`."""
+    torch = require_torch(WHAT)
+    E = torch.from_numpy(np.array(embeddings, dtype=np.float32))
+    X = torch.from_numpy(np.array(inputs, dtype=np.float32))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        f = torch.nn.Sequential(
+            torch.nn.Linear(E.shape[1], hidden), torch.nn.ReLU(),
+            torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+            torch.nn.Linear(hidden, X.shape[1]), torch.nn.Tanh())
+    optimizer = torch.optim.Adam(f.parameters(), lr=lr)
+    order = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        for batch in torch.randperm(len(E), generator=order).split(batch_size):
+            optimizer.zero_grad()
+            loss = ((f(E[batch]) - X[batch]) ** 2).sum(dim=1).mean()
+            loss.backward()
+            optimizer.step()
+    return f
+
+
+def apply_inverse(f: Any, embeddings: np.ndarray) -> np.ndarray:
+    """The inverse network's estimates of the inputs behind ``embeddings``."""
+    torch = require_torch(WHAT)
+    with torch.no_grad():
+        out = f(torch.from_numpy(np.array(embeddings, dtype=np.float32)))
+    return np.asarray(out.numpy(), dtype=np.float64)
+
+
+def embed(g: Any, inputs: np.ndarray) -> np.ndarray:
+    """``g(inputs)``: a query of the extractor (no gradients)."""
+    torch = require_torch(WHAT)
+    with torch.no_grad():
+        out = g(torch.from_numpy(np.array(inputs, dtype=np.float32)))
+    return np.asarray(out.numpy(), dtype=np.float64)
 
 
 def _neighbours(positions: np.ndarray) -> np.ndarray:

@@ -138,3 +138,41 @@ def one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
     out = np.zeros((len(y), n_classes))
     out[np.arange(len(y)), np.asarray(y, dtype=np.intp)] = 1.0
     return out
+
+
+def draw_clusters(mode: str, y: np.ndarray, size: int, in_class: float,
+                  seed: bytes) -> list[np.ndarray]:
+    """A sample group's clusters from its labels and the seed its clients share.
+
+    ``mode`` is ``crc`` or ``random``. Every client of the group calls this with the same
+    labels and seed and gets the same clusters; so does anyone else who holds them (a client
+    of the group colluding with the server).
+
+    Examples
+    --------
+    >>> y = np.array([0, 0, 1, 1])
+    >>> a = draw_clusters("crc", y, 2, 1.0, bytes(32))
+    >>> b = draw_clusters("crc", y, 2, 1.0, bytes(32))
+    >>> [c.tolist() for c in a] == [c.tolist() for c in b]
+    True
+    """
+    rng = np.random.default_rng(int.from_bytes(bytes(seed), "little"))
+    if mode == "crc":
+        return class_conditioned_clusters(y, size, in_class, rng)
+    if mode == "random":
+        return random_clusters(len(y), size, rng)
+    raise ValueError(f"no clusters are drawn under clustering {mode!r}")
+
+
+def membership_matrix(n_rows: int, clusters: list[np.ndarray]) -> np.ndarray:
+    """The ``(clusters, rows)`` matrix whose product with per-row values gives the means.
+
+    Examples
+    --------
+    >>> membership_matrix(3, [np.array([0, 2]), np.array([1])]).tolist()
+    [[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]
+    """
+    A = np.zeros((len(clusters), n_rows))
+    for k, c in enumerate(clusters):
+        A[k, c] = 1.0 / len(c)
+    return A

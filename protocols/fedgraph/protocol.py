@@ -125,7 +125,14 @@ class FedGraph(Protocol):
         with nn.deterministic(0):
             local = self._train_clients(federation, clients, test)
             groups = graph.sample_groups({c.name: c.rows for c in clients}, names)
-            raw = _raw_groups(clients, groups, C)
+            embeddings = {c.name: models.embed(c.model, c.X, c.depth) for c in clients}
+            raw = _raw_groups(clients, embeddings, groups, C)
+            if p.clustering in ("crc", "random"):
+                for c in clients:  # the truth behind the means (float32, as the GCN reads it)
+                    c.party.private[tags.TRAIN_EMBEDDINGS_HELD] = embeddings[c.name].astype(
+                        np.float32)
+                withheld = sum(len(rows) for _, rows in groups if len(rows) < p.cluster_size)
+                groups, raw = _clusterable(groups, raw, p.cluster_size)
             with net.stage("embeddings"):
                 items = self._send_items(federation, clients, groups, raw)
             E, M, targets = stack_items(names, items)
@@ -146,6 +153,8 @@ class FedGraph(Protocol):
                                              test_data, test.y, C))
         metrics.update(clustering=p.clustering, n_items=len(targets), n_groups=len(groups),
                        n_edges=int((data.adjacency.sum() - len(names)) // 2))
+        if p.clustering in ("crc", "random"):
+            metrics["rows_withheld"] = withheld
         return Outcome(metrics=metrics, values={"test_scores": scores})
 
     def _train_clients(self, federation: Federation, clients: list[_Client],
@@ -203,29 +212,11 @@ class FedGraph(Protocol):
         items = []
         for (members, rows), group in zip(groups, raw, strict=True):
             leader = by_name[members[0]]
-            meta = {tags.GROUP: list(members), tags.CLUSTER_SIZE: p.cluster_size}
             labels = np.argmax(group.targets, axis=1)
             if p.clustering in ("crc", "random"):
-                seed = leader.party.rng.bytes(32)
-                got = {m: net.send(leader.name, m, tags.CLUSTER_SEED, seed, meta=meta)
-                       for m in members[1:]}
-                got[leader.name] = seed
-                means: dict[str, np.ndarray] = {}
-                for m in members:
-                    client = by_name[m]
-                    with net.compute(m):
-                        clusters = _clusters(p.clustering, labels, p, got[m])
-                        means[m] = net.send(m, SERVER, tags.CLUSTER_EMBEDDINGS,
-                                            clustering.cluster_means(group.embeddings[m],
-                                                                     clusters),
-                                            meta={**meta, tags.DEPTH: client.depth})
-                        held = client.party.private.setdefault(
-                            tags.CLUSTERS, np.full(len(client.rows), -1, dtype=np.int64))
-                        held[positions(client.rows, rows)] = clustering.membership(len(rows),
-                                                                                   clusters)
-                targets = net.send(leader.name, SERVER, tags.CLUSTER_LABELS,
-                                   clustering.cluster_means(group.targets, clusters), meta=meta)
-                items.append(GroupItems(members, means, np.asarray(targets)))
+                for draw in range(p.redraws):
+                    items.append(self._send_means(federation, [by_name[m] for m in members],
+                                                  rows, group, draw))
                 continue
             sent = {m: net.send(m, SERVER, tags.TRAIN_EMBEDDINGS, group.embeddings[m],
                                 meta={tags.ROWS: rows.tolist(), tags.DEPTH: by_name[m].depth})
@@ -241,6 +232,50 @@ class FedGraph(Protocol):
                                                            federation.seed))
             items.append(received)
         return items
+
+    def _send_means(self, federation: Federation, members: list[_Client], rows: np.ndarray,
+                    group: GroupItems, draw: int) -> GroupItems:
+        """One draw of a group's clusters: the seed among its clients, their means to the
+        server (every cluster holds at least ``s`` rows: smaller groups were withheld)."""
+        p, net = self.params, federation.network
+        leader = members[0]
+        meta = {tags.GROUP: [c.name for c in members], tags.CLUSTER_SIZE: p.cluster_size,
+                tags.DRAW: draw}
+        seed = leader.party.rng.bytes(32)
+        seed_meta = {**meta, tags.ROWS: rows.tolist(), tags.CLUSTERING: p.clustering,
+                     tags.IN_CLASS: p.in_class}
+        got = {c.name: net.send(leader.name, c.name, tags.CLUSTER_SEED, seed, meta=seed_meta)
+               for c in members[1:]}
+        got[leader.name] = seed
+        labels = np.argmax(group.targets, axis=1)
+        means: dict[str, np.ndarray] = {}
+        for c in members:
+            with net.compute(c.name):
+                clusters = clustering.draw_clusters(p.clustering, labels, p.cluster_size,
+                                                    p.in_class, got[c.name])
+                assert min(len(k) for k in clusters) >= p.cluster_size  # groups < s withheld
+                means[c.name] = np.asarray(net.send(
+                    c.name, SERVER, tags.CLUSTER_EMBEDDINGS,
+                    clustering.cluster_means(group.embeddings[c.name], clusters),
+                    meta={**meta, tags.DEPTH: c.depth}))
+                self._keep_clusters(c, rows, clusters, draw)
+        targets = net.send(leader.name, SERVER, tags.CLUSTER_LABELS,
+                           clustering.cluster_means(group.targets, clusters), meta=meta)
+        return GroupItems(group.members, means, np.asarray(targets))
+
+    def _keep_clusters(self, c: _Client, rows: np.ndarray, clusters: list[np.ndarray],
+                       draw: int) -> None:
+        """A client's record of one draw: each row's cluster, and each cluster's mean input
+        (the truth behind the mean embedding it sent)."""
+        private = c.party.private
+        held = private.setdefault(tags.CLUSTERS, np.full((self.params.redraws, len(c.rows)), -1,
+                                                         dtype=np.int64))
+        where = positions(c.rows, rows)
+        held[draw, where] = clustering.membership(len(rows), clusters)
+        means = clustering.cluster_means(c.X[where], clusters)
+        before = private.get(tags.CLUSTER_INPUTS)
+        private[tags.CLUSTER_INPUTS] = means if before is None else np.concatenate([before,
+                                                                                    means])
 
     def _train_gcn(self, seed: int, data: models.GraphData, targets: np.ndarray,
                    C: int) -> Any:
@@ -267,9 +302,12 @@ class FedGraph(Protocol):
                 if mode == "kmeans":
                     group = clustered(group, _kmeans(group, p.cluster_size, seed))
                 elif mode != "none":
+                    if len(group.targets) < p.cluster_size:
+                        continue  # withheld, as the federated run's clients do
                     labels = np.argmax(group.targets, axis=1)
                     group_seed = generator(seed, f"fedgraph/compare/{g}").bytes(32)
-                    group = clustered(group, _clusters(mode, labels, p, group_seed))
+                    group = clustered(group, clustering.draw_clusters(
+                        mode, labels, p.cluster_size, p.in_class, group_seed))
                 items.append(group)
             E, M, T = stack_items(names, items)
             gcn = self._train_gcn(seed, models.GraphData(E, M, data.adjacency, data.edges),
@@ -291,12 +329,11 @@ class FedGraph(Protocol):
                        values={"test_scores": scores})
 
 
-def _raw_groups(clients: list[_Client], groups: list[tuple[tuple[str, ...], np.ndarray]],
-                C: int) -> list[GroupItems]:
+def _raw_groups(clients: list[_Client], embeddings: dict[str, np.ndarray],
+                groups: list[tuple[tuple[str, ...], np.ndarray]], C: int) -> list[GroupItems]:
     """Every sample group as raw items: its clients' embeddings of its rows, one-hot labels
     (the clients of a group agree on its labels; the first one's are used)."""
     by_name = {c.name: c for c in clients}
-    embeddings = {c.name: models.embed(c.model, c.X, c.depth) for c in clients}
     out = []
     for members, rows in groups:
         first = by_name[members[0]]
@@ -306,12 +343,19 @@ def _raw_groups(clients: list[_Client], groups: list[tuple[tuple[str, ...], np.n
     return out
 
 
-def _clusters(mode: str, y: np.ndarray, p: FedGraphParams, seed: bytes) -> list[np.ndarray]:
-    """A group's clusters from its labels and the shared seed (every member gets the same)."""
-    rng = np.random.default_rng(int.from_bytes(bytes(seed), "little"))
-    if mode == "crc":
-        return clustering.class_conditioned_clusters(y, p.cluster_size, p.in_class, rng)
-    return clustering.random_clusters(len(y), p.cluster_size, rng)
+def _clusterable(groups: list[tuple[tuple[str, ...], np.ndarray]], raw: list[GroupItems],
+                 size: int) -> tuple[list[tuple[tuple[str, ...], np.ndarray]], list[GroupItems]]:
+    """The sample groups whose clients may send cluster means: those of at least ``size``
+    rows (a client never sends the mean of fewer than ``s`` rows)."""
+    keep = [i for i, (_, rows) in enumerate(groups) if len(rows) >= size]
+    if not keep:
+        largest = max(len(rows) for _, rows in groups)
+        raise ValidationError(
+            f"fedgraph: every sample group holds fewer rows than cluster_size={size} (the "
+            f"largest holds {largest}), and a client never sends the mean of fewer than "
+            f"cluster_size rows. Lower cluster_size, or let clients share more rows (a "
+            "larger 'samples' share in the partition).")
+    return [groups[i] for i in keep], [raw[i] for i in keep]
 
 
 def _kmeans(group: GroupItems, size: int, seed: int) -> list[np.ndarray]:

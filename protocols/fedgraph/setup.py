@@ -38,7 +38,11 @@ class FedGraphParams:
     ``clustering``: ``crc`` (class-conditioned random clustering, share ``in_class`` of one
     class per cluster; 0.7), ``random``, ``kmeans`` (server-side, on raw embeddings), or
     ``none`` (raw embeddings); ``cluster_size`` is ``s`` (the paper: 65 of 60,000 rows; 10
-    here for sets of hundreds). Server GCN: ``gcn_layers`` (2) of ``gcn_hidden`` units,
+    here for sets of hundreds). A client never sends the mean of fewer than ``s`` rows: a
+    sample group with fewer rows is withheld (``rows_withheld``). ``redraws``: how many
+    clusterings each group draws, each from its own seed, sending one set of means per draw
+    (1, the paper's single clustering; more re-draws clusters as across epochs, and the
+    server trains on every draw's means). Server GCN: ``gcn_layers`` (2) of ``gcn_hidden`` units,
     ``gcn_epochs`` epochs of Adam at ``gcn_lr`` in batches of ``gcn_batch_size`` (16, the
     paper's batch for clusters, which are few). ``inputs``: ``pixels`` maps 0-255 to
     [-1, 1] as the paper does (a fixed map: no statistics cross parties), ``as-is`` keeps
@@ -60,6 +64,7 @@ class FedGraphParams:
     lam: float = 10_000.0
     clustering: str = "crc"
     cluster_size: int = 10
+    redraws: int = 1
     in_class: float = 0.7
     gcn_hidden: int = 64
     gcn_layers: int = 2
@@ -71,8 +76,8 @@ class FedGraphParams:
 
     def __post_init__(self) -> None:
         for name in ("hidden", "layers", "epochs", "batch_size", "score_samples",
-                     "score_steps", "cluster_size", "gcn_hidden", "gcn_layers", "gcn_epochs",
-                     "gcn_batch_size"):
+                     "score_steps", "cluster_size", "redraws", "gcn_hidden", "gcn_layers",
+                     "gcn_epochs", "gcn_batch_size"):
             check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
         check_int(self.depth, owner=OWNER, name="depth", min_value=0)
         if self.depth > self.layers:

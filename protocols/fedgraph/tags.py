@@ -13,7 +13,9 @@ graph from them (an edge where two clients share a feature, the shared features 
 feature)."""
 CLUSTER_SEED = "fedgraph.cluster_seed"
 """The 32-byte seed a sample group's first client draws and sends to the group's other
-clients; it fixes the group's clusters (with the sample ids and labels). The server never
+clients; it fixes the group's clusters (with the sample ids and labels). Its metadata names
+the group (:data:`GROUP`), its rows (:data:`ROWS`), the draw (:data:`DRAW`) and how clusters
+are drawn (:data:`CLUSTERING`, :data:`CLUSTER_SIZE`, :data:`IN_CLASS`). The server never
 receives it."""
 LABELS = "fedgraph.labels"
 """The labels of a sample group's training rows, from the group's first client to the
@@ -39,7 +41,13 @@ DEPTH = "depth"
 EXTRACTOR = "extractor"
 """A client's extractor architecture: ``inputs`` (its feature count) and ``hidden``."""
 CLUSTER_SIZE = "cluster_size"
-"""The cluster size ``s`` of a cluster message."""
+"""The cluster size ``s`` of a cluster message (a cluster holds at least ``s`` rows)."""
+CLUSTERING = "clustering"
+"""How a clustering seed's clusters are drawn: ``crc`` or ``random``."""
+IN_CLASS = "in_class"
+"""CRC's share ``r`` of one class in a cluster."""
+DRAW = "draw"
+"""Which of a group's clusterings (``0 .. redraws - 1``) a seed or a cluster message is of."""
 
 # -- private holdings ------------------------------------------------------------------------
 EXTRACTOR_WEIGHTS = "extractor/weights"
@@ -52,7 +60,14 @@ TRAIN_INPUTS = "inputs/train"
 TEST_INPUTS = "inputs/test"
 """A client's scaled inputs of the test rows (ground truth)."""
 CLUSTERS = "clusters"
-"""A client's cluster of each training row it sent a mean of (-1: none), in ``ROWS`` order."""
+"""A client's cluster of each training row in each draw, ``(redraws, rows)`` in ``ROWS``
+order (-1: the row was in no cluster it sent)."""
+TRAIN_EMBEDDINGS_HELD = "embeddings/train"
+"""A client's raw embeddings of its training rows, in ``ROWS`` order (ground truth for what
+cluster means hide)."""
+CLUSTER_INPUTS = "inputs/cluster_means"
+"""The mean scaled inputs of each cluster a client sent a mean embedding of, in the order of
+its :data:`CLUSTER_EMBEDDINGS` messages (ground truth for inverting a cluster mean)."""
 PRIVACY_SCORES = "privacy_scores"
 """A client's privacy score (diameter) at each depth ``1..layers`` (NaN: not computed)."""
 

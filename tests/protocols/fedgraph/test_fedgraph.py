@@ -112,3 +112,33 @@ def test_pixels_outside_0_255_are_refused_with_the_fix() -> None:
                       partition="random:parties=2,features=0.5", params=SMALL))
     with pytest.raises(ValidationError, match="depth=4 exceeds"):
         run_small(depth=4)
+
+
+def test_a_client_never_sends_the_mean_of_fewer_than_s_rows() -> None:
+    # Half the rows per client: 16 sample groups, many smaller than s = 60.
+    result = run(RunConfig(protocol="fedgraph", partition="random:parties=4,features=0.2,"
+                           "samples=0.5", params={**SMALL, "cluster_size": 60, "compare": False,
+                                                  "depth": 1, "gcn_epochs": 2},
+                           test_size=200))
+    withheld = result.outcome.metrics["rows_withheld"]
+    sizes = [len(m.meta[tags.ROWS]) for m in result.transcript.messages
+             if m.tag == tags.CLUSTER_SEED]
+    assert withheld > 0 and min(sizes) >= 60
+    for party in ("party1", "party2", "party3", "party4"):  # every mean is over >= s rows
+        means = sum(m.payload.shape[0] for m in result.transcript.messages
+                    if m.tag == tags.CLUSTER_EMBEDDINGS and m.sender == party)
+        clusters = result.private.get(f"party/{party}/value/clusters")
+        in_clusters = 0 if clusters is None else int((clusters[0] >= 0).sum())
+        assert means <= in_clusters // 60
+    with pytest.raises(ValidationError, match="fewer rows than cluster_size=2000"):
+        run_small(cluster_size=2000, compare=False, depth=1)
+
+
+def test_every_draw_has_its_own_seed_and_the_server_trains_on_every_draw() -> None:
+    result = run_small(redraws=3, compare=False, depth=1, gcn_epochs=2)
+    seeds = [m for m in result.transcript.messages if m.tag == tags.CLUSTER_SEED]
+    assert sorted({m.meta[tags.DRAW] for m in seeds}) == [0, 1, 2]
+    assert len({bytes(m.payload) for m in seeds}) == 3  # one seed per draw, all members
+    assert result.outcome.metrics["n_items"] == 3 * 80  # 800 rows, s = 10, three draws
+    held = result.private["party/party1/value/clusters"]
+    assert held.shape == (3, 800) and (held >= 0).all()

@@ -1,0 +1,146 @@
+"""Cluster disaggregation on Hybrid FedGraph: per-row embeddings from re-drawn cluster means.
+
+A cluster mean hides its rows only once. When a sample group's clients re-draw their
+clusters (``redraws`` > 1, as when clusters are re-drawn across epochs) and one client of the
+group colludes with the server, the colluder knows every draw's memberships: it holds (or
+drew) each draw's seed, the group's row ids and labels, and the clustering rule is public.
+Each draw ``d`` gives the server ``M_d = A_d Z`` for every client of the group, where ``Z``
+are that client's per-row embeddings and ``A_d`` averages rows into clusters; stacking the
+draws and solving the least-squares system gives ``Z`` back once the stacked ``A`` has full
+column rank (about ``s`` draws for clusters of size ``s``: each draw adds ``n/s - 1``
+independent rows). With fewer draws the minimum-norm solution is what the means allow.
+
+The coalition is the server and one client of the group (``server,party2``); the target is
+every client of the group whose means the server received, the colluder included. A
+target's estimate is its embeddings of every training row, so it is made only when the
+coalition shares each of the target's sample groups (always, when every client holds every
+row, the paper's setting); other targets are listed in ``info``. The baseline gives each row
+its cluster's mean in the first draw (what one clustering reveals). Score with
+``reconstruction-error`` against the client's embeddings
+(:data:`~fedsec.protocols.fedgraph.tags.TRAIN_EMBEDDINGS_HELD`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from fedsec.interfaces import Attack
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import shard_path, truth_key
+from fedsec.protocols.fedgraph import clustering, tags
+from fedsec.protocols.fedgraph.setup import PAPER
+from fedsec.registry import register
+from fedsec.view import View
+
+Group = tuple[str, ...]
+
+
+def disaggregate(blocks: list[np.ndarray], means: list[np.ndarray]) -> tuple[np.ndarray, int]:
+    """The per-row values ``Z`` with ``blocks[d] @ Z = means[d]`` for every draw (least
+    squares, minimum norm), and the stacked system's rank (``Z`` is exact at full rank).
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0], [2.0], [4.0]])
+    >>> A1 = clustering.membership_matrix(3, [np.array([0, 1]), np.array([2])])
+    >>> A2 = clustering.membership_matrix(3, [np.array([0]), np.array([1, 2])])
+    >>> est, rank = disaggregate([A1, A2], [A1 @ Z, A2 @ Z])
+    >>> np.round(est.ravel(), 6).tolist(), rank
+    ([1.0, 2.0, 4.0], 3)
+    """
+    A = np.vstack(blocks)
+    M = np.vstack(means)
+    Z, _, rank, _ = np.linalg.lstsq(A, M, rcond=None)
+    return Z, int(rank)
+
+
+@register("attack", "cluster-disaggregation")
+class ClusterDisaggregation(Attack):
+    """Per-row embeddings from a group's re-drawn cluster means (a colluder knows the seeds)."""
+
+    summary = ("FedGraph: a client of the sample group, colluding with the server, re-draws "
+               "the clusters from the shared seeds and solves the cluster means for every "
+               "client's per-row embeddings.")
+    paper = PAPER
+    default_scorer = "reconstruction-error"
+    needs_tags = frozenset({tags.CLUSTER_SEED, tags.CLUSTER_EMBEDDINGS})
+
+    def not_applicable(self, view: View) -> str | None:
+        reason = super().not_applicable(view)
+        if reason is not None:
+            return reason
+        if not self._draws(view):
+            return (f"{view.threat} knows no sample group's clusters: join the server with a "
+                    "client of the group (for example 'server,party2'), whose labels and "
+                    "seeds fix them")
+        return None
+
+    def _draws(self, view: View) -> dict[Group, dict[int, list[np.ndarray]]]:
+        """Every draw's clusters of the groups a coalition client belongs to."""
+        out: dict[Group, dict[int, list[np.ndarray]]] = defaultdict(dict)
+        for m in view.select(tag=tags.CLUSTER_SEED):
+            group = tuple(m.meta[tags.GROUP])
+            labels = self._labels(view, group, np.asarray(m.meta[tags.ROWS], dtype=np.int64))
+            if labels is None:
+                continue
+            out[group][int(m.meta[tags.DRAW])] = clustering.draw_clusters(
+                str(m.meta[tags.CLUSTERING]), labels, int(m.meta[tags.CLUSTER_SIZE]),
+                float(m.meta[tags.IN_CLASS]), bytes(view.open(m)))
+        return dict(out)
+
+    def _labels(self, view: View, group: Group, rows: np.ndarray) -> np.ndarray | None:
+        """The group's labels, from a coalition client of the group (None: no such client)."""
+        for name in group:
+            held = view.knowledge.get(name, {})
+            own_rows = held.get("/".join(shard_path(0, "rows")))
+            y = held.get("/".join(shard_path(0, "y")))
+            if own_rows is not None and y is not None:
+                where = {r: i for i, r in enumerate(np.asarray(own_rows).tolist())}
+                return np.asarray(y)[[where[r] for r in rows.tolist()]]
+        return None
+
+    def run(self, view: View) -> Reconstruction:
+        self.check(view)
+        draws = self._draws(view)
+        rows_of = {tuple(m.meta[tags.GROUP]): np.asarray(m.meta[tags.ROWS], dtype=np.int64)
+                   for m in view.select(tag=tags.CLUSTER_SEED)}
+        sent: dict[str, dict[Group, dict[int, np.ndarray]]] = defaultdict(
+            lambda: defaultdict(dict))
+        for m in view.select(tag=tags.CLUSTER_EMBEDDINGS):
+            if view.can_open(m):
+                sent[m.sender][tuple(m.meta[tags.GROUP])][int(m.meta[tags.DRAW])] = np.asarray(
+                    view.open(m), dtype=np.float64)
+        estimates, baseline, skipped = {}, {}, []
+        ranks: list[float] = []
+        for target, groups in sorted(sent.items()):
+            if any(group not in draws for group in groups):
+                skipped.append(target)
+                continue
+            parts = [self._solve(draws[g], rows_of[g], groups[g], ranks) for g in groups]
+            ids = np.concatenate([rows for rows, _, _ in parts])
+            order = np.argsort(ids, kind="stable")
+            key = truth_key(target, "value", *tags.TRAIN_EMBEDDINGS_HELD.split("/"))
+            estimates[key] = np.concatenate([z for _, z, _ in parts])[order]
+            baseline[key] = np.concatenate([b for _, _, b in parts])[order]
+        info: dict[str, Any] = {"targets_skipped": skipped,
+                                "draws": max((len(d) for d in draws.values()), default=0),
+                                "rank_share_min": min(ranks, default=float("nan"))}
+        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
+                              baseline=baseline, info=info)
+
+    @staticmethod
+    def _solve(draws: dict[int, list[np.ndarray]], rows: np.ndarray,
+               means: dict[int, np.ndarray], ranks: list[float]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One group of one target: its rows, the solved embeddings, the first draw's means
+        spread over the rows."""
+        used = sorted(d for d in means if d in draws)
+        blocks = [clustering.membership_matrix(len(rows), draws[d]) for d in used]
+        Z, rank = disaggregate(blocks, [means[d] for d in used])
+        ranks.append(rank / len(rows))
+        first = used[0]
+        spread = means[first][clustering.membership(len(rows), draws[first])]
+        return rows, Z, spread

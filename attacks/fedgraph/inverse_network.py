@@ -1,0 +1,107 @@
+"""Inverse-network attack on Hybrid FedGraph: test inputs from test embeddings, learned from
+auxiliary pairs.
+
+He, Zhang and Lee's query-free attack (ACSAC 2019): the adversary trains an inverse network
+``f`` on pairs ``(g(x), x)`` and reads ``f(v)`` for each embedding ``v`` the client sends at
+test time. Here the pairs are a coalition member's own training rows through its extractor
+(``server,party2``: party2's extractor and training inputs leaked to the server, or party2
+colludes; the same features, the same distribution). The test rows are never among the
+pairs, so nothing is memorised: what ``f`` returns is what the embedding gives away about a
+row the adversary never saw. Unlike the white-box inversion, the extractor is only queried,
+never differentiated.
+
+Estimates are the member's test inputs
+(:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`); the baseline gives every test row the
+mean of the auxiliary inputs (what the pairs alone tell about any row). Score with
+``pixel-recovery``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedsec import nn
+from fedsec.attacks.fedgraph.inversion import (
+    apply_inverse,
+    embed,
+    extractor_from,
+    fit_inverse,
+)
+from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
+from fedsec.interfaces import Attack
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import truth_key
+from fedsec.protocols.fedgraph import tags
+from fedsec.protocols.fedgraph.setup import PAPER
+from fedsec.registry import register
+from fedsec.validation import check_float, check_int
+from fedsec.view import View
+
+OWNER = "attack 'inverse-network'"
+AUXILIARY = f"value/{tags.TRAIN_INPUTS}"
+
+
+@register("attack", "inverse-network")
+class InverseNetwork(Attack):
+    """Query-free inversion of a client's test embeddings by a network trained on its rows."""
+
+    summary = ("FedGraph: an inverse network trained on a colluder's (input, embedding) pairs "
+               "turns a client's test embeddings back into inputs (He et al.'s query-free "
+               "attack).")
+    paper = PAPER
+    default_scorer = "pixel-recovery"
+    needs_any_tags = frozenset({tags.TEST_EMBEDDINGS})
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        hidden: int = 512
+        epochs: int = 100
+        lr: float = 0.001
+        batch_size: int = 64
+        max_rows: int = 200
+        seed: int = 0
+
+        def __post_init__(self) -> None:
+            for name in ("hidden", "epochs", "batch_size", "max_rows"):
+                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
+            check_int(self.seed, owner=OWNER, name="seed", min_value=0)
+            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
+
+    def not_applicable(self, view: View) -> str | None:
+        reason = super().not_applicable(view)
+        if reason is not None:
+            return reason
+        if not self._targets(view):
+            return (f"{view.threat} holds no client's extractor and training inputs (the "
+                    "auxiliary pairs) together with its test embeddings: join the server "
+                    "with a colluding client (for example 'server,party1')")
+        return None
+
+    def _targets(self, view: View) -> list[str]:
+        return [name for name in leaked_extractors(view, {tags.TEST_EMBEDDINGS})
+                if AUXILIARY in view.knowledge[name]]
+
+    def run(self, view: View) -> Reconstruction:
+        self.check(view)
+        p = self.params
+        estimates, baseline = {}, {}
+        pairs = 0
+        with nn.deterministic(p.seed):
+            for i, name in enumerate(self._targets(view)):
+                held = view.own(name)
+                g = extractor_from(held, WEIGHTS, LAYOUT)
+                aux = np.asarray(held[AUXILIARY], dtype=np.float64)
+                f = fit_inverse(embed(g, aux), aux, hidden=p.hidden, epochs=p.epochs,
+                                lr=p.lr, batch_size=p.batch_size, seed=p.seed + i)
+                sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
+                assert sent is not None  # _targets keeps senders of test embeddings
+                x = apply_inverse(f, sent[:p.max_rows])
+                key = truth_key(name, "value", *tags.TEST_INPUTS.split("/"))
+                estimates[key] = x
+                baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True), len(x), axis=0)
+                pairs += len(aux)
+        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
+                              baseline=baseline, info={"auxiliary_pairs": pairs,
+                                                       "epochs": p.epochs})

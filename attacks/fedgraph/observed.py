@@ -1,0 +1,41 @@
+"""What a FedGraph View holds: the matrices a client sent, and the extractors that leaked.
+
+Shared by the attacks on FedGraph; they read only the View.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from fedsec.protocols.fedgraph import tags
+from fedsec.view import View
+
+WEIGHTS = f"value/{tags.EXTRACTOR_WEIGHTS}"
+LAYOUT = f"value/{tags.EXTRACTOR_LAYOUT}"
+
+
+def sent_matrix(view: View, tag: str, sender: str) -> np.ndarray | None:
+    """Every row ``sender`` sent under ``tag`` in one matrix (None: nothing observed).
+
+    Messages that name their training rows (:data:`~fedsec.protocols.fedgraph.tags.ROWS`)
+    are put in the order of those ids, which is the client's own row order; others (cluster
+    means) stay in the order they were sent.
+    """
+    sent = [m for m in view.select(tag=tag, sender=sender) if view.can_open(m)]
+    if not sent:
+        return None
+    X = np.concatenate([np.atleast_2d(np.asarray(view.open(m))) for m in sent])
+    if all(tags.ROWS in m.meta for m in sent):
+        ids = np.concatenate([np.asarray(m.meta[tags.ROWS], dtype=np.int64) for m in sent])
+        X = X[np.argsort(ids, kind="stable")]
+    return X
+
+
+def leaked_extractors(view: View, sent_tags: Iterable[str]) -> list[str]:
+    """Coalition members whose extractor the View holds and who sent one of ``sent_tags``."""
+    wanted = set(sent_tags)
+    senders = {m.sender for m in view.messages if m.tag in wanted}
+    return [name for name in view.knowledge
+            if name in senders and WEIGHTS in view.knowledge[name]]
