@@ -14,7 +14,8 @@ Estimates are the member's test inputs (:data:`~fedsec.protocols.fedgraph.tags.T
 its training inputs when sent raw (in its own row order), and its clusters' mean inputs
 (:data:`~fedsec.protocols.fedgraph.tags.CLUSTER_INPUTS`) when it sent cluster means; the
 baseline gives every row the mean of the attack's own estimates (the same pixels for every
-row: what is left when nothing identifies a row). Score with ``pixel-recovery``.
+row: what is left when nothing identifies a row). ``sources`` picks what to invert (``test``,
+``train``, ``clusters``; all by default). Score with ``pixel-recovery``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 
 from fedsec.attacks.fedgraph.inversion import extractor_from, invert
 from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
+from fedsec.errors import ValidationError
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
@@ -37,6 +39,8 @@ from fedsec.view import View
 OWNER = "attack 'embedding-inversion'"
 SOURCES = {tags.TEST_EMBEDDINGS: tags.TEST_INPUTS, tags.TRAIN_EMBEDDINGS: tags.TRAIN_INPUTS,
            tags.CLUSTER_EMBEDDINGS: tags.CLUSTER_INPUTS}
+NAMED = {"test": tags.TEST_EMBEDDINGS, "train": tags.TRAIN_EMBEDDINGS,
+         "clusters": tags.CLUSTER_EMBEDDINGS}
 
 
 @register("attack", "embedding-inversion")
@@ -54,8 +58,14 @@ class EmbeddingInversion(Attack):
         steps: int = 300
         lr: float = 0.05
         max_rows: int = 200
+        sources: str = "test,train,clusters"
 
         def __post_init__(self) -> None:
+            unknown = sorted(set(self.sources.split(",")) - set(NAMED))
+            if unknown or not self.sources:
+                raise ValidationError(
+                    f"{OWNER}: sources={self.sources!r} names {', '.join(unknown) or 'nothing'}"
+                    f"; choose a comma-separated subset of {', '.join(NAMED)}.")
             check_int(self.steps, owner=OWNER, name="steps", min_value=1)
             check_int(self.max_rows, owner=OWNER, name="max_rows", min_value=1)
             check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
@@ -64,20 +74,25 @@ class EmbeddingInversion(Attack):
         reason = super().not_applicable(view)
         if reason is not None:
             return reason
-        if not leaked_extractors(view, SOURCES):
+        if not leaked_extractors(view, self._sources()):
             return (f"{view.threat} holds no client's extractor whose embeddings it observed: "
                     "join the server with the client whose extractor leaked "
                     "(for example 'server,party1')")
         return None
+
+    def _sources(self) -> dict[str, str]:
+        """The tags to invert (``sources``) and the truth each is scored against."""
+        chosen = {NAMED[name] for name in self.params.sources.split(",")}
+        return {tag: truth for tag, truth in SOURCES.items() if tag in chosen}
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)
         p = self.params
         estimates, baseline = {}, {}
         inverted = 0
-        for name in leaked_extractors(view, SOURCES):
+        for name in leaked_extractors(view, self._sources()):
             g = extractor_from(view.own(name), WEIGHTS, LAYOUT)
-            for tag, truth in SOURCES.items():
+            for tag, truth in self._sources().items():
                 sent = sent_matrix(view, tag, name)
                 if sent is None:
                     continue

@@ -9,9 +9,13 @@ per client, so features and rows overlap). The run, as the paper describes it:
    (:mod:`.privacy_score`) and keeps the depth the paper's rule picks (or ``depth``).
 3. Training embeddings go to the server per sample group (the rows held by the same clients;
    sample ids are aligned beforehand, as the paper assumes). Under ``crc`` or ``random``
-   the group's first client draws a seed and sends it to the group's other clients (never to
-   the server); every client of the group then forms the same clusters from the sample ids
-   and labels and sends its cluster-mean embeddings, and the first client the mean labels.
+   the group's first client draws a seed and sends it, with the group's row ids and its
+   cluster size ``s`` (fixed, or chosen by its own validation: :mod:`.cluster_size`), to the
+   group's other clients (never to the server); every client of the group then forms the
+   same clusters from the sample ids and labels and sends its cluster-mean embeddings, and
+   the first client the mean labels. A group of fewer than ``s`` rows is withheld (no client
+   sends the mean of fewer than ``s`` rows); with ``redraws`` the group draws that many
+   clusterings, each from a fresh seed, and sends every draw's means.
    Under ``none`` or ``kmeans`` embeddings travel raw, with the labels from the group's first
    client; for ``kmeans`` the server clusters the concatenated embeddings itself.
 4. The server trains the GCN (:mod:`.models`) on the items and, at test time, predicts from
@@ -40,6 +44,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedgraph import clustering, graph, models, tags
+from fedsec.protocols.fedgraph.cluster_size import choose_size
 from fedsec.protocols.fedgraph.items import (
     GroupItems,
     clustered,
@@ -83,6 +88,7 @@ class _Client:
         self.model: Any = None
         self.depth = 0
         self.scores: list[float] = []
+        self.cluster_size = 0
 
 
 @register("protocol", "fedgraph")
@@ -127,12 +133,14 @@ class FedGraph(Protocol):
             groups = graph.sample_groups({c.name: c.rows for c in clients}, names)
             embeddings = {c.name: models.embed(c.model, c.X, c.depth) for c in clients}
             raw = _raw_groups(clients, embeddings, groups, C)
+            sizes = {c.name: c.cluster_size for c in clients}
             if p.clustering in ("crc", "random"):
                 for c in clients:  # the truth behind the means (float32, as the GCN reads it)
                     c.party.private[tags.TRAIN_EMBEDDINGS_HELD] = embeddings[c.name].astype(
                         np.float32)
-                withheld = sum(len(rows) for _, rows in groups if len(rows) < p.cluster_size)
-                groups, raw = _clusterable(groups, raw, p.cluster_size)
+                withheld = sum(len(rows) for members, rows in groups
+                               if len(rows) < sizes[members[0]])
+                groups, raw = _clusterable(groups, raw, sizes)
             with net.stage("embeddings"):
                 items = self._send_items(federation, clients, groups, raw)
             E, M, targets = stack_items(names, items)
@@ -149,7 +157,7 @@ class FedGraph(Protocol):
             metrics.update(local)
             metrics[f"accuracy_{p.clustering}"] = metrics["accuracy"]
             if p.compare:
-                metrics.update(self._compare(federation.seed, names, groups, raw, data,
+                metrics.update(self._compare(federation.seed, names, groups, raw, sizes, data,
                                              test_data, test.y, C))
         metrics.update(clustering=p.clustering, n_items=len(targets), n_groups=len(groups),
                        n_edges=int((data.adjacency.sum() - len(names)) // 2))
@@ -162,7 +170,7 @@ class FedGraph(Protocol):
         """Step 2: local MLPs, privacy scores, depths; the local baseline."""
         p = self.params
         C = len(test.class_names)
-        accuracies, depths = [], []
+        accuracies, depths, sizes = [], [], []
         all_scores = []
         for i, c in enumerate(clients):
             with federation.network.compute(c.name):
@@ -176,10 +184,15 @@ class FedGraph(Protocol):
                                                p.score_settings, c.party.rng)
                                 for j in range(1, p.layers + 1)]
                 c.depth = p.depth or choose_depth(c.scores, p.score_keep)
+                c.cluster_size = p.cluster_size or choose_size(
+                    models.embed(c.model, c.X, c.depth), c.y, C, depth=c.depth,
+                    layers=p.layers, training=p.size_training, keep=p.score_keep,
+                    rng=c.party.rng, seed=nn.torch_seed(c.party.rng))[0]
                 self._keep_private(c, test)
                 scores = models.predict(c.model, c.test_X)
             accuracies.append(classification_metrics(test.y, scores)["accuracy"])
             depths.append(c.depth)
+            sizes.append(c.cluster_size)
             all_scores.append(c.scores or [float("nan")] * p.layers)
             federation.report(f"fedgraph: client {i + 1} of {len(clients)} trained")
         out: dict[str, Any] = {"local_accuracy": float(np.mean(accuracies)),
@@ -187,6 +200,10 @@ class FedGraph(Protocol):
                                "local_accuracy_max": float(np.max(accuracies)),
                                "depth_mean": float(np.mean(depths)),
                                "depth_min": int(np.min(depths)), "depth_max": int(np.max(depths))}
+        if p.cluster_size == 0:
+            out.update(cluster_size_mean=float(np.mean(sizes)),
+                       cluster_size_min=int(np.min(sizes)),
+                       cluster_size_max=int(np.max(sizes)))
         if p.depth == 0 or p.scores:
             mean = np.mean(np.array(all_scores), axis=0)
             out.update({f"privacy_score_{j + 1}": float(s) for j, s in enumerate(mean)})
@@ -239,7 +256,8 @@ class FedGraph(Protocol):
         server (every cluster holds at least ``s`` rows: smaller groups were withheld)."""
         p, net = self.params, federation.network
         leader = members[0]
-        meta = {tags.GROUP: [c.name for c in members], tags.CLUSTER_SIZE: p.cluster_size,
+        size = leader.cluster_size  # the group's first client's s holds for the group
+        meta = {tags.GROUP: [c.name for c in members], tags.CLUSTER_SIZE: size,
                 tags.DRAW: draw}
         seed = leader.party.rng.bytes(32)
         seed_meta = {**meta, tags.ROWS: rows.tolist(), tags.CLUSTERING: p.clustering,
@@ -251,9 +269,9 @@ class FedGraph(Protocol):
         means: dict[str, np.ndarray] = {}
         for c in members:
             with net.compute(c.name):
-                clusters = clustering.draw_clusters(p.clustering, labels, p.cluster_size,
-                                                    p.in_class, got[c.name])
-                assert min(len(k) for k in clusters) >= p.cluster_size  # groups < s withheld
+                clusters = clustering.draw_clusters(p.clustering, labels, size, p.in_class,
+                                                    got[c.name])
+                assert min(len(k) for k in clusters) >= size  # groups under s were withheld
                 means[c.name] = np.asarray(net.send(
                     c.name, SERVER, tags.CLUSTER_EMBEDDINGS,
                     clustering.cluster_means(group.embeddings[c.name], clusters),
@@ -289,8 +307,8 @@ class FedGraph(Protocol):
 
     def _compare(self, seed: int, names: list[str],
                  groups: list[tuple[tuple[str, ...], np.ndarray]], raw: list[GroupItems],
-                 data: models.GraphData, test_data: models.GraphData, test_y: np.ndarray,
-                 C: int) -> dict[str, float]:
+                 sizes: dict[str, int], data: models.GraphData, test_data: models.GraphData,
+                 test_y: np.ndarray, C: int) -> dict[str, float]:
         """Table 2 offline: the server's GCN on the same embeddings under every clustering."""
         p = self.params
         out = {}
@@ -299,15 +317,16 @@ class FedGraph(Protocol):
                 continue
             items = []
             for g, group in enumerate(raw):
+                size = sizes[group.members[0]]
                 if mode == "kmeans":
-                    group = clustered(group, _kmeans(group, p.cluster_size, seed))
+                    group = clustered(group, _kmeans(group, size, seed))
                 elif mode != "none":
-                    if len(group.targets) < p.cluster_size:
+                    if len(group.targets) < size:
                         continue  # withheld, as the federated run's clients do
                     labels = np.argmax(group.targets, axis=1)
                     group_seed = generator(seed, f"fedgraph/compare/{g}").bytes(32)
                     group = clustered(group, clustering.draw_clusters(
-                        mode, labels, p.cluster_size, p.in_class, group_seed))
+                        mode, labels, size, p.in_class, group_seed))
                 items.append(group)
             E, M, T = stack_items(names, items)
             gcn = self._train_gcn(seed, models.GraphData(E, M, data.adjacency, data.edges),
@@ -344,17 +363,18 @@ def _raw_groups(clients: list[_Client], embeddings: dict[str, np.ndarray],
 
 
 def _clusterable(groups: list[tuple[tuple[str, ...], np.ndarray]], raw: list[GroupItems],
-                 size: int) -> tuple[list[tuple[tuple[str, ...], np.ndarray]], list[GroupItems]]:
-    """The sample groups whose clients may send cluster means: those of at least ``size``
-    rows (a client never sends the mean of fewer than ``s`` rows)."""
-    keep = [i for i, (_, rows) in enumerate(groups) if len(rows) >= size]
+                 sizes: dict[str, int]
+                 ) -> tuple[list[tuple[tuple[str, ...], np.ndarray]], list[GroupItems]]:
+    """The sample groups whose clients may send cluster means: those of at least the group's
+    ``s`` rows (a client never sends the mean of fewer than ``s`` rows)."""
+    keep = [i for i, (members, rows) in enumerate(groups) if len(rows) >= sizes[members[0]]]
     if not keep:
         largest = max(len(rows) for _, rows in groups)
         raise ValidationError(
-            f"fedgraph: every sample group holds fewer rows than cluster_size={size} (the "
-            f"largest holds {largest}), and a client never sends the mean of fewer than "
-            f"cluster_size rows. Lower cluster_size, or let clients share more rows (a "
-            "larger 'samples' share in the partition).")
+            f"fedgraph: every sample group holds fewer rows than its cluster size s (at "
+            f"least {min(sizes.values())}; the largest group holds {largest}), and a client "
+            "never sends the mean of fewer than s rows. Lower cluster_size, or let clients "
+            "share more rows (a larger 'samples' share in the partition).")
     return [groups[i] for i in keep], [raw[i] for i in keep]
 
 

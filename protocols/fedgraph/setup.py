@@ -38,7 +38,10 @@ class FedGraphParams:
     ``clustering``: ``crc`` (class-conditioned random clustering, share ``in_class`` of one
     class per cluster; 0.7), ``random``, ``kmeans`` (server-side, on raw embeddings), or
     ``none`` (raw embeddings); ``cluster_size`` is ``s`` (the paper: 65 of 60,000 rows; 10
-    here for sets of hundreds). A client never sends the mean of fewer than ``s`` rows: a
+    here for sets of hundreds), or 0 to let each client choose ``s`` by the paper's
+    client-side validation (:mod:`.cluster_size`, the same ``score_keep`` rule as the depth;
+    the group's first client's choice holds for the group). A client never sends the mean of
+    fewer than ``s`` rows: a
     sample group with fewer rows is withheld (``rows_withheld``). ``redraws``: how many
     clusterings each group draws, each from its own seed, sending one set of means per draw
     (1, the paper's single clustering; more re-draws clusters as across epochs, and the
@@ -76,10 +79,11 @@ class FedGraphParams:
 
     def __post_init__(self) -> None:
         for name in ("hidden", "layers", "epochs", "batch_size", "score_samples",
-                     "score_steps", "cluster_size", "redraws", "gcn_hidden", "gcn_layers",
+                     "score_steps", "redraws", "gcn_hidden", "gcn_layers",
                      "gcn_epochs", "gcn_batch_size"):
             check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
         check_int(self.depth, owner=OWNER, name="depth", min_value=0)
+        check_int(self.cluster_size, owner=OWNER, name="cluster_size", min_value=0)
         if self.depth > self.layers:
             raise ValidationError(
                 f"{OWNER}: depth={self.depth} exceeds the MLP's {self.layers} hidden layers; "
@@ -93,10 +97,21 @@ class FedGraphParams:
         check_float(self.in_class, owner=OWNER, name="in_class", min_value=0.0, max_value=1.0)
         check_choice(self.clustering, owner=OWNER, name="clustering", choices=CLUSTERINGS)
         check_choice(self.inputs, owner=OWNER, name="inputs", choices=INPUTS)
+        if self.cluster_size == 0 and self.clustering not in ("crc", "random"):
+            raise ValidationError(
+                f"{OWNER}: cluster_size=0 lets each client choose s, which applies where "
+                f"clients cluster (crc, random); under clustering={self.clustering} give "
+                "cluster_size (for example 10).")
 
     @property
     def local(self) -> Training:
         return Training(self.epochs, self.batch_size, self.lr, self.weight_decay)
+
+    @property
+    def size_training(self) -> Training:
+        """The top model a client retrains on cluster means to choose ``s``: its own epochs
+        and learning rate, the clusters' batch size (means are few)."""
+        return Training(self.epochs, self.gcn_batch_size, self.lr, self.weight_decay)
 
     @property
     def server(self) -> Training:

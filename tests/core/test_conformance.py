@@ -21,6 +21,9 @@ QUICK: dict[str, dict[str, Any]] = {
     "s-fedmv": {"dataset": "keystrokes:participants=2,sessions=8,min_presses=4,max_presses=8",
                 "params": {"fedavg_rounds": 2, "local_epochs": 1, "hidden": 4, "rounds": 2,
                            "local_baselines": False, "optimizer": "sgd"}},
+    "fedgraph": {"partition": "random:parties=3,features=0.1",
+                 "params": {"hidden": 32, "layers": 2, "epochs": 2, "gcn_epochs": 2,
+                            "score_steps": 5, "compare": False, "redraws": 2}},
 }
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}

@@ -130,7 +130,7 @@ def test_a_client_never_sends_the_mean_of_fewer_than_s_rows() -> None:
         clusters = result.private.get(f"party/{party}/value/clusters")
         in_clusters = 0 if clusters is None else int((clusters[0] >= 0).sum())
         assert means <= in_clusters // 60
-    with pytest.raises(ValidationError, match="fewer rows than cluster_size=2000"):
+    with pytest.raises(ValidationError, match="fewer rows than its cluster size s"):
         run_small(cluster_size=2000, compare=False, depth=1)
 
 
@@ -142,3 +142,32 @@ def test_every_draw_has_its_own_seed_and_the_server_trains_on_every_draw() -> No
     assert result.outcome.metrics["n_items"] == 3 * 80  # 800 rows, s = 10, three draws
     held = result.private["party/party1/value/clusters"]
     assert held.shape == (3, 800) and (held >= 0).all()
+
+
+def test_a_client_chooses_s_where_its_held_out_accuracy_drops() -> None:
+    from fedsec import nn
+    from fedsec.protocols.fedgraph.cluster_size import choose_size
+    from fedsec.protocols.fedgraph.models import Training
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, size=400)
+    E = np.eye(4)[y] * 3 + rng.normal(scale=0.3, size=(400, 4))  # separable embeddings
+    with nn.deterministic(0):
+        size, accuracy = choose_size(E, y, 4, depth=1, layers=1,
+                                     training=Training(30, 16, 0.01, 0.0), keep=0.75,
+                                     rng=rng, seed=0)
+    assert list(accuracy) == [2, 5, 10, 20, 40, 65]  # 360 rows: every candidate fits twice
+    # Small random clusters keep the classes apart; 65 rows of four classes blur them.
+    assert accuracy[2] > 0.9 and accuracy[65] < accuracy[2]
+    assert size in accuracy and accuracy[size] >= accuracy[65]
+
+
+def test_with_cluster_size_0_each_group_clusters_with_its_first_clients_choice() -> None:
+    result = run_small(cluster_size=0, compare=False, depth=1, gcn_epochs=2)
+    metrics = result.outcome.metrics
+    assert 2 <= metrics["cluster_size_min"] <= metrics["cluster_size_max"] <= 65
+    seeds = [m for m in result.transcript.messages if m.tag == tags.CLUSTER_SEED]
+    sizes = {m.meta[tags.CLUSTER_SIZE] for m in seeds}
+    assert len(sizes) == 1 and metrics["cluster_size_min"] <= sizes.pop()
+    with pytest.raises(ValidationError, match="cluster_size=0 lets each client choose"):
+        run_small(cluster_size=0, clustering="kmeans")
