@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from fedsec import registry
+from fedsec.audit.examples import examples
 from fedsec.audit.spec import AttackSpec, AuditSpec, Cell
 from fedsec.errors import FedsecError
 from fedsec.plugin_registry import SearchPath
@@ -22,8 +23,9 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
              prefault: bool = True) -> dict[str, Any]:
     """The JSON-able result of one cell; failures are recorded, never raised.
 
-    Reconstructed values are never stored: only the scorers' summaries and the
-    attacks' own metadata.
+    Reconstructed values are not stored: only the scorers' summaries and the attacks' own
+    metadata, and the few rows an ``[[attacks]]`` entry asks for with ``show``
+    (:mod:`fedsec.audit.examples`).
     """
     started = time.perf_counter()
     base: dict[str, Any] = {"schema_version": CELL_SCHEMA_VERSION, "cell": cell.id,
@@ -76,11 +78,17 @@ def _attack(name: str, threat: str, spec_attack: AttackSpec, result: RunResult,
     except Exception as error:
         return {**entry, "status": "error", "error": f"{type(error).__name__}: {error}",
                 "traceback": traceback.format_exc()}
-    return {**entry, "status": "ok",
-            "scores": _jsonable({k: v for k, v in scores.items() if k != "per_target"}),
-            "targets": sorted(reconstruction.estimates),
-            "info": _jsonable(dict(reconstruction.info)),
-            "seconds": time.perf_counter() - started}
+    entry = {**entry, "status": "ok",
+             "scores": _jsonable({k: v for k, v in scores.items() if k != "per_target"}),
+             "targets": sorted(reconstruction.estimates),
+             "info": _jsonable(dict(reconstruction.info)),
+             "seconds": time.perf_counter() - started}
+    if spec_attack.show:  # only at the scenario's request: reconstructed records
+        shown = examples(reconstruction, result.private, result.record.dataset.features,
+                         spec_attack.show)
+        if shown is not None:
+            entry["examples"] = shown
+    return entry
 
 
 def _jsonable(value: Any) -> Any:

@@ -18,6 +18,8 @@ class AttackSpec:
     scorer: str = "reconstruction-error"
     params: Mapping[str, Any] = field(default_factory=dict)
     scorer_params: Mapping[str, Any] = field(default_factory=dict)
+    show: int = 0
+    """Reconstructed rows the cells keep for the report (0: none, the default)."""
 
     default_scorer: str = "reconstruction-error"
 

@@ -26,6 +26,8 @@ A scenario is a TOML file::
     as = ["server"]                              # a party, "a,b" or "eavesdropper:a->b"
     scorer = "point-recovery"
     params = { knowledge = "auto" }
+    show = 4                                     # optional: keep 4 reconstructed rows for
+                                                 # the report (none are kept by default)
 
 Every problem is collected and reported at once: unknown names (with the
 valid ones), bad parameters, attacks that apply to none of the protocols and
@@ -64,6 +66,7 @@ from fedsec.audit.checks import (
     check_threats,
     lookup,
 )
+from fedsec.audit.examples import MAX_SHOW
 from fedsec.audit.grid import AttackSpec, Cell
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.plugin_registry import SearchPath
@@ -124,7 +127,8 @@ class AuditSpec:
         out = []
         several = len(self.datasets) > 1
         attacks = [{"name": a.name, "threats": list(a.threats), "scorer": a.scorer,
-                    "params": dict(a.params), "scorer_params": dict(a.scorer_params)}
+                    "params": dict(a.params), "scorer_params": dict(a.scorer_params),
+                    **({"show": a.show} if a.show else {})}  # ids without show unchanged
                    for a in self.attacks]
         shared = {"partition": self.partition, "backend_params": dict(self.backend_params),
                   "scaling": self.scaling, "test_size": self.test_size, "attacks": attacks}
@@ -322,10 +326,15 @@ def _attacks(entries: Iterable[Any], search: SearchPath, problems: list[str]) ->
         if not isinstance(entry, Mapping) or "name" not in entry or "as" not in entry:
             problems.append(f"attacks[{i}] needs a name and 'as' (the threat models)")
             continue
-        unknown = set(entry) - {"name", "as", "scorer", "params", "scorer_params"}
+        unknown = set(entry) - {"name", "as", "scorer", "params", "scorer_params", "show"}
         if unknown:
             problems.append(f"attacks[{i}] has unknown keys {sorted(unknown)}; valid: name, as, "
-                            "scorer, params, scorer_params")
+                            "scorer, params, scorer_params, show")
+        show = entry.get("show", 0)
+        if isinstance(show, bool) or not isinstance(show, int) or not 0 <= show <= MAX_SHOW:
+            problems.append(f"attacks[{i}] ({entry['name']}): show = {show!r} must be a whole "
+                            f"number of reconstructed rows to keep, 0 to {MAX_SHOW}")
+            show = 0
         threats = [entry["as"]] if isinstance(entry["as"], str) else list(entry["as"])
         cls = lookup("attack", entry["name"], problems, search=search)
         default_scorer = cls.default_scorer if cls else "reconstruction-error"
@@ -333,7 +342,7 @@ def _attacks(entries: Iterable[Any], search: SearchPath, problems: list[str]) ->
                           scorer=entry.get("scorer", default_scorer),
                           default_scorer=default_scorer,
                           params=dict(entry.get("params", {})),
-                          scorer_params=dict(entry.get("scorer_params", {})))
+                          scorer_params=dict(entry.get("scorer_params", {})), show=show)
         scorer = lookup("scorer", spec.scorer, problems, search=search)
         for component, params in ((cls, spec.params), (scorer, spec.scorer_params)):
             if component is not None:

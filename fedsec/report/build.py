@@ -12,8 +12,9 @@ from typing import Any
 
 from fedsec.errors import ValidationError
 from fedsec.report.aggregate import LEAKAGE, configurations
+from fedsec.report.examples import examples_plots
 from fedsec.report.plots import frontier_png, rounds_png, sweep_png
-from fedsec.report.render import html_report, markdown_report, verdict_lines
+from fedsec.report.render import EXAMPLES, html_report, markdown_report, verdict_lines
 from fedsec.report.tidy import write_tidy
 from fedsec.report.verdicts import defence_effects, key_findings
 from fedsec.results import write_json
@@ -56,6 +57,8 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         png = sweep_png(configs, parameter, pairs)
         if png is not None:
             plots[f"sweep_{_slug(parameter)}.png"] = png
+    for (attack, threat, configuration), png in examples_plots(cells).items():
+        plots[f"{EXAMPLES}{_slug(attack)}_{_slug(threat)}_{_slug(configuration)}.png"] = png
     report = {
         "schema_version": REPORT_SCHEMA_VERSION, "name": scenario["name"],
         "description": scenario["description"], "source": scenario["source"],

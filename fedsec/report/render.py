@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from fedsec.cost import human_bytes
 from fedsec.report.aggregate import LEAKAGE
 from fedsec.report.verdicts import attack_verdict
+
+EXAMPLES = "examples_"
+"""The prefix of a plot of reconstructions kept at the scenario's request."""
+SHOWN = "Reconstructions (kept at the scenario's request)"
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
@@ -82,17 +86,23 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
              f"<h1>Audit: {esc(report['name'])}</h1>",
              f"<p>{esc(report['description'])}</p>",
              f"<p class='muted'>{report['n_cells']} runs, generated {esc(report['generated'])}, "
-             f"fedsec {esc(report['versions'].get('fedsec', '?'))}. Reconstructed records are "
-             "never stored in reports; intervals are 95% normal approximations over seeds.</p>",
+             f"fedsec {esc(report['versions'].get('fedsec', '?'))}. {_stored(plots)} "
+             "Intervals are 95% normal approximations over seeds.</p>",
              "<h2>Key findings</h2><ul>"]
     parts += [f"<li>{esc(v)}</li>" for v in report["key_findings"]] + ["</ul>"]
     if report["defence_effects"]:
         parts.append("<h2>Defences</h2><ul>")
         parts += [f"<li>{esc(v)}</li>" for v in report["defence_effects"]] + ["</ul>"]
-    parts.append("<h2>Leakage versus accuracy</h2>")
-    for name, png in plots.items():
-        data = base64.b64encode(png).decode()
-        parts.append(f"<img class='plot' alt='{esc(name)}' src='data:image/png;base64,{data}'>")
+    for heading, names in (("Leakage versus accuracy", [n for n in plots
+                                                        if not n.startswith(EXAMPLES)]),
+                           (SHOWN, [n for n in plots if n.startswith(EXAMPLES)])):
+        if heading == SHOWN and not names:
+            continue
+        parts.append(f"<h2>{esc(heading)}</h2>")
+        for name in names:
+            data = base64.b64encode(plots[name]).decode()
+            parts.append(f"<img class='plot' alt='{esc(name)}' "
+                         f"src='data:image/png;base64,{data}'>")
     if report.get("glossary"):
         parts.append("<h2>Glossary</h2><dl>")
         parts += [f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in report["glossary"].items()]
@@ -124,13 +134,15 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
     """The same report in Markdown, plots referenced as files beside it."""
     lines = [f"# Audit: {report['name']}", "", report["description"], "",
              f"{report['n_cells']} runs, generated {report['generated']}. Intervals are 95% normal "
-             "approximations over seeds; reconstructed records are never stored.", "",
+             f"approximations over seeds. {_stored(plot_files)}", "",
              "## Key findings", ""]
     lines += [f"- {v}" for v in report["key_findings"]]
     if report["defence_effects"]:
         lines += ["", "## Defences", ""] + [f"- {v}" for v in report["defence_effects"]]
     lines += ["", "## Leakage versus accuracy", ""]
-    lines += [f"![{f}]({f})" for f in plot_files]
+    lines += [f"![{f}]({f})" for f in plot_files if not _shown(f)]
+    if any(_shown(f) for f in plot_files):
+        lines += ["", f"## {SHOWN}", ""] + [f"![{f}]({f})" for f in plot_files if _shown(f)]
     lines += ["", "## Verdicts per configuration", ""] + [f"- {v}" for v in report["verdicts"]]
     lines += ["", "## Configurations", "", _md_table(CONFIG_HEAD,
                                                      config_rows(report["configurations"]))]
@@ -145,6 +157,18 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
                   "earlier version of the scenario and are not counted: "
                   + ", ".join(report["stale_cells"])]
     return "\n".join(lines) + "\n"
+
+
+def _shown(name: str) -> bool:
+    return name.rsplit("/", 1)[-1].startswith(EXAMPLES)
+
+
+def _stored(plots: Iterable[str]) -> str:
+    """What the report says about reconstructed records."""
+    if any(_shown(name) for name in plots):
+        return ("Reconstructed records are shown below because the scenario asked for them "
+                "(show = N); the cells' files under cells/ hold them too.")
+    return "Reconstructed records are never stored (a scenario may ask for a few: show = N)."
 
 
 def verdict_lines(configs: Sequence[Mapping[str, Any]]) -> list[str]:

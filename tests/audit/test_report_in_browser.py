@@ -37,6 +37,7 @@ n_landmarks = [3, 10]
 name = "multilateration"
 as = ["server"]
 scorer = "point-recovery"
+show = 3
 
 [[attacks]]
 name = "gram-inference"
@@ -84,6 +85,7 @@ def test_every_plot_loads_in_the_browser(report_dir: Path) -> None:
     marker = result.stdout.split('data-plots="')[1].split('"')[0]
     total, loaded = (int(x) for x in marker.split("/"))
     assert total >= 3 and loaded == total
+    assert "Reconstructions (kept at the scenario" in html  # show = 3 asked for them
 
 
 def test_screenshot_shows_a_rendered_page(report_dir: Path) -> None:
