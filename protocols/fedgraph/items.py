@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedsec.errors import ValidationError
 from fedsec.protocols.fedgraph.clustering import cluster_means
 
 
@@ -80,3 +81,19 @@ def clustered(group: GroupItems, clusters: list[np.ndarray]) -> GroupItems:
     return GroupItems(group.members,
                       {m: cluster_means(e, clusters) for m, e in group.embeddings.items()},
                       cluster_means(group.targets, clusters))
+
+
+def clusterable(groups: list[tuple[tuple[str, ...], np.ndarray]], raw: list[GroupItems],
+                sizes: dict[str, int]
+                ) -> tuple[list[tuple[tuple[str, ...], np.ndarray]], list[GroupItems]]:
+    """The sample groups whose clients may send cluster means: those of at least the group's
+    ``s`` rows (a client never sends the mean of fewer than ``s`` rows)."""
+    keep = [i for i, (members, rows) in enumerate(groups) if len(rows) >= sizes[members[0]]]
+    if not keep:
+        largest = max(len(rows) for _, rows in groups)
+        raise ValidationError(
+            f"fedgraph: every sample group holds fewer rows than its cluster size s (at "
+            f"least {min(sizes.values())}; the largest group holds {largest}), and a client "
+            "never sends the mean of fewer than s rows. Lower cluster_size, or let clients "
+            "share more rows (a larger 'samples' share in the partition).")
+    return [groups[i] for i in keep], [raw[i] for i in keep]

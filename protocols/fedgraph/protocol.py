@@ -47,6 +47,7 @@ from fedsec.protocols.fedgraph import clustering, graph, models, tags
 from fedsec.protocols.fedgraph.cluster_size import choose_size
 from fedsec.protocols.fedgraph.items import (
     GroupItems,
+    clusterable,
     clustered,
     positions,
     select_rows,
@@ -140,7 +141,7 @@ class FedGraph(Protocol):
                         np.float32)
                 withheld = sum(len(rows) for members, rows in groups
                                if len(rows) < sizes[members[0]])
-                groups, raw = _clusterable(groups, raw, sizes)
+                groups, raw = clusterable(groups, raw, sizes)
             with net.stage("embeddings"):
                 items = self._send_items(federation, clients, groups, raw)
             E, M, targets = stack_items(names, items)
@@ -360,22 +361,6 @@ def _raw_groups(clients: list[_Client], embeddings: dict[str, np.ndarray],
             members, {m: select_rows(embeddings[m], by_name[m].rows, rows) for m in members},
             clustering.one_hot(select_rows(first.y, first.rows, rows), C)))
     return out
-
-
-def _clusterable(groups: list[tuple[tuple[str, ...], np.ndarray]], raw: list[GroupItems],
-                 sizes: dict[str, int]
-                 ) -> tuple[list[tuple[tuple[str, ...], np.ndarray]], list[GroupItems]]:
-    """The sample groups whose clients may send cluster means: those of at least the group's
-    ``s`` rows (a client never sends the mean of fewer than ``s`` rows)."""
-    keep = [i for i, (members, rows) in enumerate(groups) if len(rows) >= sizes[members[0]]]
-    if not keep:
-        largest = max(len(rows) for _, rows in groups)
-        raise ValidationError(
-            f"fedgraph: every sample group holds fewer rows than its cluster size s (at "
-            f"least {min(sizes.values())}; the largest group holds {largest}), and a client "
-            "never sends the mean of fewer than s rows. Lower cluster_size, or let clients "
-            "share more rows (a larger 'samples' share in the partition).")
-    return [groups[i] for i in keep], [raw[i] for i in keep]
 
 
 def _kmeans(group: GroupItems, size: int, seed: int) -> list[np.ndarray]:
