@@ -11,8 +11,9 @@ fact, on what an attack actually rebuilt, and writes the same certificate:
 pass or fail, the margin (smallest error minus epsilon) and the fraction of
 samples that violate it.
 
-Shared rows are permuted, so this scorer first pairs each estimated row with a
-distinct true row (:mod:`fedsec.scoring.rows`).
+Shared rows are permuted: each estimated row is compared with the record it came
+from (the truth's permutation), or, where the truth holds none, with a distinct
+true row by optimal pairing (:mod:`fedsec.scoring.rows`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
 from fedsec.scoring.reconstruction import EpsilonParams
-from fedsec.scoring.rows import feature_targets, matched_errors
+from fedsec.scoring.rows import feature_targets, matched_errors, source_rows
 
 PAPER = ("Nguyen et al., AutoGAN-based dimension reduction for privacy preservation, "
          "Neurocomputing 384 (2020); Imakura et al., arXiv:2101.11144")
@@ -83,12 +84,14 @@ class EpsilonDR(Scorer):
         all_errors: list[np.ndarray] = []
         for key in feature_targets(reconstruction, truth):
             target = np.asarray(truth[key], dtype=np.float64)
-            _, errors = matched_errors(np.asarray(reconstruction.estimates[key]), target)
+            source = source_rows(key, truth)
+            _, errors = matched_errors(np.asarray(reconstruction.estimates[key]), target,
+                                       source)
             all_errors.append(errors)
             entry = dr_certificate(errors, eps)
             baseline = reconstruction.baseline.get(key)
             if baseline is not None:
-                _, base_errors = matched_errors(np.asarray(baseline), target)
+                _, base_errors = matched_errors(np.asarray(baseline), target, source)
                 entry["baseline_fraction_violating"] = dr_certificate(
                     base_errors, eps)["fraction_violating"]
             per_target[key] = entry

@@ -1,16 +1,25 @@
 """Scoring permuted rows: pair each estimated row with a true record, then measure.
 
-Shared rows of data collaboration (NRI-DC) arrive permuted, so the
-``matched-rows`` scorer (and ``epsilon-dr``) first pair each estimated row with
-a distinct true row by optimal assignment (Hungarian method,
-:func:`scipy.optimize.linear_sum_assignment`, on squared distances). That
-pairing uses the ground truth: it is the auditor's step (the best an adversary
-holding the true records could do), never the attack's.
+Shared rows of data collaboration (NRI-DC) arrive permuted. For errors, the
+``matched-rows`` scorer (and ``epsilon-dr``) pair each estimated row with a
+distinct true row by optimal assignment (Hungarian method,
+:func:`scipy.optimize.linear_sum_assignment`, on squared distances): the
+auditor's step, using the ground truth, never the attack's.
+
+Re-identification is another question: which record would an adversary link a
+row to? Optimal assignment answers it too well: it gives back every row of any
+exact orthogonal projection of the records, a random one included, so it
+measures the metric rather than the attack. ``matched-rows`` therefore links
+rows by a stated rule (the nearest record by default; assignment only where the
+adversary knows the pool is exactly the victim's records) in a stated pool
+(the victim's records, or every party's), and prints beside the rate what a
+random projection of the same rank and a random guess reach.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,7 +37,9 @@ from fedsec.scoring.reconstruction import (
     check_truth,
     mean_over_targets,
 )
+from fedsec.validation import check_choice, check_int
 
+OWNER = "scorer 'matched-rows'"
 SOURCE_ROWS = "shared_rows"
 """A party's private ``value/SOURCE_ROWS``: the record behind each row it shared (the secret
 permutation), which ``reidentified`` needs."""
@@ -60,8 +71,18 @@ def match_rows(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return out
 
 
-def matched_errors(estimate: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairing of :func:`match_rows` and each estimated row's Euclidean error under it."""
+def matched_errors(estimate: np.ndarray, truth: np.ndarray,
+                   source: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each estimated row's true record and its Euclidean error from it.
+
+    The record is the one the row came from when ``source`` (the truth's permutation, the
+    auditor's knowledge) is given; otherwise the optimal assignment of :func:`match_rows`,
+    which flatters any estimate, a random one included (it picks the closest pairing).
+    """
+    estimate = np.asarray(estimate, dtype=np.float64)
+    if source is not None and source.shape == (len(estimate),):
+        errors = np.linalg.norm(estimate - truth[source], axis=1)
+        return source, errors
     pairing = match_rows(estimate, truth)
     errors = np.linalg.norm(np.asarray(estimate, dtype=np.float64) - truth[pairing], axis=1)
     return pairing, errors
@@ -75,86 +96,200 @@ def feature_targets(reconstruction: Reconstruction,
     return keys
 
 
+POOLS = ("victim", "federation")
+RULES = ("nearest", "assignment")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowsParams(EpsilonParams):
+    """``epsilon`` (a record counts as recovered within it), the candidate ``pool`` a row is
+    re-identified in (``victim``: the victim's own records; ``federation``: every party's
+    records of the same features), the ``rule`` (``nearest`` record; ``assignment``: distinct
+    records by optimal matching, only where the adversary knows the pool is exactly the
+    victim's), and the ``seed`` of the random projection baseline."""
+
+    pool: str = "victim"
+    rule: str = "nearest"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice(self.pool, owner=OWNER, name="pool", choices=POOLS)
+        check_choice(self.rule, owner=OWNER, name="rule", choices=RULES)
+        check_int(self.seed, owner=OWNER, name="seed", min_value=0)
+        if self.rule == "assignment" and self.pool != "victim":
+            raise ValidationError(
+                f"{OWNER}: rule=assignment pairs each row with a distinct record, which "
+                "assumes the pool is exactly the victim's records; use pool=victim, or "
+                "rule=nearest with pool=federation.")
+
+
+def record_pool(key: str, truth: Mapping[str, Any], pool: str
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The candidate records (the victim's first, so its row ids stay valid) and their labels
+    (None when a block has none)."""
+    keys = [key]
+    if pool == "federation":
+        width = np.asarray(truth[key]).shape[1]
+        keys += [k for k in sorted(truth) if k != key and _is_shard_block(k)
+                 and np.asarray(truth[k]).ndim == 2 and np.asarray(truth[k]).shape[1] == width]
+    records = np.vstack([np.asarray(truth[k], dtype=np.float64) for k in keys])
+    label_keys = [_labels_key(k) for k in keys]
+    labels = (np.concatenate([np.asarray(truth[k]) for k in label_keys])
+              if all(k in truth for k in label_keys) else None)
+    return records, labels
+
+
+def _labels_key(key: str) -> str:
+    """The labels beside a feature block (``.../X`` → ``.../y``)."""
+    parsed = parse_truth_key(key)
+    return truth_key(parsed.party, *parsed.path[:-1], "y")
+
+
+def _is_shard_block(key: str) -> bool:
+    path = parse_truth_key(key).path
+    return len(path) == 3 and path[0] == "shard" and path[2] == "X"
+
+
+def link(estimate: np.ndarray, records: np.ndarray, rule: str) -> np.ndarray:
+    """The record each estimated row is linked to: its nearest, or its optimal match.
+
+    Examples
+    --------
+    >>> link(np.array([[0.1], [0.2]]), np.array([[0.0], [1.0]]), "nearest").tolist()
+    [0, 0]
+    >>> link(np.array([[0.1], [0.2]]), np.array([[0.0], [1.0]]), "assignment").tolist()
+    [0, 1]
+    """
+    if rule == "assignment":
+        return match_rows(estimate, records)
+    return np.argmin(cdist(estimate, records, "sqeuclidean"), axis=1)
+
+
+PROJECTIONS = 10
+"""Random projections averaged into the projection baseline."""
+
+
+def projection_reidentified(victim: np.ndarray, source: np.ndarray, rank: int,
+                            records: np.ndarray, rule: str,
+                            rng: np.random.Generator) -> float:
+    """The re-identification random orthogonal projections of the victim's true rows, of the
+    estimate's rank and in the estimate's row order, reach by the same rule and pool (the
+    mean over :data:`PROJECTIONS` draws): what the metric gives for an uninformative
+    projection. (Full rank: the rows themselves.)"""
+    d = victim.shape[1]
+    rank = max(1, min(rank, d))
+    rates = []
+    for _ in range(PROJECTIONS):
+        basis, _ = np.linalg.qr(rng.normal(size=(d, rank)))
+        projected = victim[source] @ basis @ basis.T
+        rates.append(float((link(projected, records, rule) == source).mean()))
+    return float(np.mean(rates))
+
+
+def source_rows(key: str, truth: Mapping[str, Any]) -> np.ndarray | None:
+    """The record behind each row a party shared (its ``value/shared_rows``), if known."""
+    parsed = parse_truth_key(key)
+    source = truth.get(truth_key(parsed.party, "value", SOURCE_ROWS))
+    return None if source is None else np.asarray(source, dtype=np.int64)
+
+
 def _row_metrics(estimate: np.ndarray, truth: np.ndarray, source: np.ndarray | None,
-                 eps: float) -> tuple[dict[str, float], np.ndarray]:
-    pairing, errors = matched_errors(estimate, truth)
+                 eps: float) -> dict[str, float]:
+    """Errors of each row against its own record (or, without the permutation, after
+    optimal pairing with the victim's records)."""
+    pairing, errors = matched_errors(estimate, truth, source)
     matched = truth[pairing]
     norm = float(np.linalg.norm(matched))
-    out = {"set_error": float(np.linalg.norm(estimate - matched)) / norm if norm > 0 else 0.0,
-           "point_error": float(errors.mean()) if errors.size else float("nan"),
-           "fraction_recovered": float((errors <= eps).sum() / len(truth)),
-           "reidentified": float("nan"), "linked": float("nan")}
-    if source is not None and source.shape == pairing.shape:
-        nearest = np.argmin(cdist(estimate, truth, "sqeuclidean"), axis=1)
-        out["reidentified"] = float((pairing == source).mean())
-        out["linked"] = float((nearest == source).mean())
-    return out, pairing
+    return {"set_error": float(np.linalg.norm(estimate - matched)) / norm if norm > 0 else 0.0,
+            "point_error": float(errors.mean()) if errors.size else float("nan"),
+            "fraction_recovered": float((errors <= eps).sum() / len(truth))}
 
 
 @register("scorer", "matched-rows")
 class MatchedRows(Scorer):
-    """Permuted rows scored after optimal matching to the true records.
+    """Permuted rows: errors after optimal matching, re-identification in a stated pool.
 
-    Per target: ``set_error`` (relative Frobenius error of the matched rows),
-    ``point_error`` (mean Euclidean error per row), ``fraction_recovered``
-    (true records within ``epsilon`` of their match), ``reidentified`` (rows
-    whose match is the record they came from; needs the worker's
-    ``value/shared_rows`` in the truth), ``linked`` (the same with each row's
-    nearest record, matches need not be distinct) and ``label_accuracy``
-    (labels estimated for a row against the matched record's label). Each
-    next to its baseline; for a constant baseline the matching is arbitrary,
-    so its re-identification is at chance level.
+    Per target: ``set_error`` (relative Frobenius error of the rows matched to the victim's
+    records by the auditor's optimal assignment), ``point_error`` (mean Euclidean error per
+    row), ``fraction_recovered`` (records within ``epsilon`` of their match); then, by the
+    ``rule`` in the ``pool`` (parameters), ``reidentified`` (rows linked to the record they
+    came from; needs the worker's ``value/shared_rows`` in the truth) and ``label_accuracy``
+    (estimated labels against the linked record's). Beside them: ``projection_reidentified``,
+    what a random orthogonal projection of the true rows of the estimate's rank reaches by
+    the same rule (optimal assignment gives every row of any exact projection back, so only
+    a rate above this one is the attack's), and ``chance_reidentified``, a random guess. Each
+    metric also comes with the attack's baseline estimate's.
     """
 
-    summary = ("Rows matched to the true records (Hungarian): set error, per-row error, "
-               "re-identification and linked-label accuracy, against the baseline.")
+    summary = ("Permuted rows: error after optimal matching, re-identification in a stated "
+               "pool by a stated rule, against a random projection and chance.")
     paper = PAPER
 
-    Params = EpsilonParams
+    Params = RowsParams
     glossary: ClassVar[Mapping[str, str]] = {
         "set_error": (
-            "the relative error of the estimated rows matched to the true records."),
+            "the relative error of the estimated rows matched to the victim's records."),
         "point_error": (
             "each matched row's Euclidean error, averaged."),
         "fraction_recovered": (
             "the fraction of true records within epsilon of their match."),
         "reidentified": (
-            "the fraction of rows whose match is the record they came from."),
-        "linked": (
-            "the same with each row's nearest record (matches need not be distinct)."),
+            "the fraction of rows linked to the record they came from (the scorer's rule: "
+            "nearest record, or optimal assignment; its pool: the victim's records or the "
+            "federation's)."),
+        "projection_reidentified": (
+            "the same for a random orthogonal projection of the true rows of the estimate's "
+            "rank: what the metric gives for an uninformative projection."),
+        "chance_reidentified": "1 / the pool's size: a random guess.",
         "label_accuracy": (
-            "the fraction of estimated labels equal to the matched record's label."),
+            "the fraction of estimated labels equal to the linked record's label."),
         "advantage": (
             "1 - set error / the baseline's (1: exact, 0: the baseline)."),
     }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
-        eps = self.params.epsilon
+        p = self.params
+        rng = np.random.default_rng(p.seed)
         per_target: dict[str, dict[str, float]] = {}
+        sizes = []
         for key in feature_targets(reconstruction, truth):
             target = np.asarray(truth[key], dtype=np.float64)
-            parsed = parse_truth_key(key)
-            source = truth.get(truth_key(parsed.party, "value", SOURCE_ROWS))
-            source = None if source is None else np.asarray(source, dtype=np.int64)
-            labels_key = truth_key(parsed.party, *parsed.path[:-1], "y")
+            source = source_rows(key, truth)
+            records, labels = record_pool(key, truth, p.pool)
+            sizes.append(len(records))
+            labels_key = _labels_key(key)
             entry: dict[str, float] = {}
             for prefix, table in (("", reconstruction.estimates),
                                   ("baseline_", reconstruction.baseline)):
                 if key not in table:
                     continue
-                metrics, pairing = _row_metrics(np.asarray(table[key], dtype=np.float64),
-                                                target, source, eps)
-                if labels_key in table and labels_key in truth:
-                    true_labels = np.asarray(truth[labels_key])[pairing]
+                estimate = np.asarray(table[key], dtype=np.float64)
+                metrics = _row_metrics(estimate, target, source, p.epsilon)
+                linked = link(estimate, records, p.rule)
+                metrics["reidentified"] = (float((linked == source).mean())
+                                           if source is not None
+                                           and source.shape == linked.shape else float("nan"))
+                if labels_key in table and labels is not None:
                     metrics["label_accuracy"] = float(
-                        (np.asarray(table[labels_key]) == true_labels).mean())
+                        (np.asarray(table[labels_key]) == labels[linked]).mean())
+                if not prefix and source is not None and source.shape == linked.shape:
+                    metrics["projection_reidentified"] = projection_reidentified(
+                        target, source, int(np.linalg.matrix_rank(estimate)), records,
+                        p.rule, rng)
+                    metrics["chance_reidentified"] = 1.0 / len(records)
                 entry.update({prefix + k: v for k, v in metrics.items()})
             per_target[key] = entry
-        summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": eps}
+        summary: dict[str, Any] = {"n_targets": len(per_target), "epsilon": p.epsilon,
+                                   "pool_size": float(np.mean(sizes)) if sizes else 0.0}
         summary.update(mean_over_targets(per_target, ("set_error", "point_error",
                                                       "fraction_recovered", "reidentified",
-                                                      "linked", "label_accuracy")))
+                                                      "label_accuracy")))
+        summary.update(mean_over_targets(per_target, ("projection_reidentified",
+                                                      "chance_reidentified")))
+        for name in ("baseline_projection_reidentified", "baseline_chance_reidentified"):
+            summary.pop(name, None)
         summary["advantage"] = advantage(summary["set_error"], summary["baseline_set_error"])
         summary["per_target"] = per_target
         return summary

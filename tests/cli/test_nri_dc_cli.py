@@ -38,5 +38,6 @@ def test_run_then_attack_as_a_worker_colluding_with_the_master(tmp_path: Path) -
     outcome = json.loads(proc.stdout)
     scores = outcome["scores"]
     assert outcome["reconstruction"]["info"]["anchor_observed"] is True
-    assert scores["n_targets"] == 12 and scores["reidentified"] > 0.9
+    assert scores["n_targets"] == 12 and scores["reidentified"] > 0.5
+    assert scores["reidentified"] > scores["projection_reidentified"] + 0.1
     assert scores["advantage"] > 0.2  # min-max scaling (the CLI default): residuals weigh more
