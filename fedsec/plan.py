@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fedsec import registry
 from fedsec.backends.api import MaskingBackend
@@ -21,6 +21,9 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, Protocol
 from fedsec.partition.spec import PartitionSpec, parse_partition
 from fedsec.validation import check_float, check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.data.splits import SplitRows
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,9 +52,18 @@ class RunConfig:
     scaling: str | None = None
     reference: bool = True
     search_path: Sequence[str | os.PathLike[str]] = ()
+    split_file: str | None = None
+    split_seed: int | None = None
 
     def __post_init__(self) -> None:
         check_int(self.seed, owner="run", name="seed", min_value=0)
+        if self.split_seed is not None:
+            check_int(self.split_seed, owner="run", name="split_seed", min_value=0)
+        if self.split_file is not None and (self.test_size is not None
+                                            or self.split_seed is not None):
+            raise ValidationError(
+                "run: a split file fixes the test rows; give it without test_size or "
+                "split_seed.")
         if isinstance(self.test_size, int) and not isinstance(self.test_size, bool):
             check_int(self.test_size, owner="run", name="test_size", min_value=1)
         elif self.test_size is not None:
@@ -71,6 +83,7 @@ class RunPlan:
     partition: PartitionSpec
     test_size: float | int
     scaling: str
+    split_rows: SplitRows | None = None
 
 
 def plan(config: RunConfig, *, check_dataset: bool = True) -> RunPlan:
@@ -118,5 +131,11 @@ def plan(config: RunConfig, *, check_dataset: bool = True) -> RunPlan:
         raise ValidationError(
             f"Protocol {protocol.name!r} accepts the scalings {', '.join(protocol.scalings)}; "
             f"got {scaling!r}. Leave scaling unset for its default ({protocol.scalings[0]}).")
+    split_rows = None
+    if config.split_file is not None:
+        from fedsec.data.splits import read_split_file
+
+        split_rows = read_split_file(config.split_file)
     return RunPlan(config=config, protocol=protocol, backend=backend, defenses=defenses,
-                   dataset=dataset, partition=partition, test_size=test_size, scaling=scaling)
+                   dataset=dataset, partition=partition, test_size=test_size, scaling=scaling,
+                   split_rows=split_rows)

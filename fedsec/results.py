@@ -76,6 +76,8 @@ class DataSummary:
     task: str
     scaling: str
     test_size: float | int
+    split: str = "seeded by the run's seed"
+    """How the rows were split: by the run's seed, by ``split_seed``, or from a file."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -78,7 +78,16 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
 
     say(f"loading dataset {checked.dataset}")
     dataset = load_spec(checked.dataset)
-    split = dataset.split(test_size=checked.test_size, rng=generator(config.seed, "split"))
+    if checked.split_rows is not None:
+        from fedsec.data.splits import split_at
+
+        split = split_at(dataset, checked.split_rows, source=f"split file {config.split_file}")
+        described = f"file {config.split_file} (sha256 {checked.split_rows.sha256[:16]})"
+    else:
+        split_seed = config.seed if config.split_seed is None else config.split_seed
+        split = dataset.split(test_size=checked.test_size, rng=generator(split_seed, "split"))
+        described = (f"seeded by split_seed {split_seed}" if config.split_seed is not None
+                     else "seeded by the run's seed")
     split = split.scaled(checked.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
     train, test = split.train, split.test
     protocol.check_data(train.n_samples, train.n_features)
@@ -127,7 +136,9 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         dataset=DataSummary(name=dataset.name, train_samples=train.n_samples,
                             test_samples=test.n_samples, features=train.n_features,
                             task=train.task, scaling=checked.scaling,
-                            test_size=checked.test_size),
+                            test_size=(test.n_samples if checked.split_rows is not None
+                                       else checked.test_size),
+                            split=described),
         partition={"spec": str(spec), **partition.describe()},
         seed=config.seed, versions=versions(),
         federated_metrics=dict(outcome.metrics), centralized_metrics=dict(reference.metrics),

@@ -36,6 +36,7 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
                        backend=cell.backend, backend_params=dict(spec.backend_params),
                        defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
                        seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling,
+                       split_file=spec.split_file, split_seed=spec.split_seed,
                        search_path=spec.search_path)
     try:
         result = run(config, prefault=prefault)

@@ -10,6 +10,8 @@ A scenario is a TOML file::
     partition = "hybrid:cohorts=2,groups=2"     # or a table
     backends = ["plain", "noise", "ckks"]
     seeds = [0, 1]                               # or repetitions = 3 (seeds 0, 1, 2)
+    split_seed = 0                               # optional: one split for every seed, or
+                                                 # split_file = "paper.json" (test rows)
 
     [params]                                     # protocol parameters for every run
     regularization = 1e-3
@@ -76,7 +78,8 @@ __all__ = ["AttackSpec", "AuditSpec", "AuditSpecError", "Cell", "load_spec", "pa
 
 AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "datasets", "partition",
               "backends",
-              "backend", "seeds", "repetitions", "scaling", "test_size", "backend_params"}
+              "backend", "seeds", "repetitions", "scaling", "test_size", "backend_params",
+              "split_file", "split_seed"}
 TOP_KEYS = {"audit", "params", "sweep", "defenses", "attacks"}
 #: The largest sweep of one parameter, and the largest grid, an audit accepts.
 MAX_SWEEP_VALUES = 10_000
@@ -113,6 +116,10 @@ class AuditSpec:
     defenses: tuple[tuple[str, Mapping[str, Any]], ...]
     attacks: tuple[AttackSpec, ...]
     base_dir: str = "."
+    split_file: str | None = None
+    """A split file (resolved beside the scenario), and its SHA-256 for the cells' ids."""
+    split_sha256: str | None = None
+    split_seed: int | None = None
 
     @property
     def search_path(self) -> tuple[str, ...]:
@@ -131,7 +138,9 @@ class AuditSpec:
                     **({"show": a.show} if a.show else {})}  # ids without show unchanged
                    for a in self.attacks]
         shared = {"partition": self.partition, "backend_params": dict(self.backend_params),
-                  "scaling": self.scaling, "test_size": self.test_size, "attacks": attacks}
+                  "scaling": self.scaling, "test_size": self.test_size, "attacks": attacks,
+                  **({"split_file": self.split_sha256} if self.split_file else {}),
+                  **({"split_seed": self.split_seed} if self.split_seed is not None else {})}
         for protocol, dataset, backend, defense, combo, seed in itertools.product(
                 self.protocols, self.datasets, self.backends, [None, *self.defenses], combos,
                 self.seeds):
@@ -207,6 +216,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         test_size=audit.get("test_size"), params=dict(raw.get("params", {})),
         sweep={k: tuple(v) for k, v in sweep.items()}, defenses=tuple(defenses),
         attacks=tuple(attacks), base_dir=base_dir,
+        **_split(audit, base_dir, problems),
     )
     # every run of the grid whose components exist, planned once per configuration
     runnable = replace(spec, protocols=tuple(classes), backends=tuple(backends_found),
@@ -223,6 +233,35 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     if problems:
         raise AuditSpecError(source, problems)
     return spec
+
+
+def _split(audit: Mapping[str, Any], base_dir: str, problems: list[str]) -> dict[str, Any]:
+    """``split_file`` (beside the scenario) or ``split_seed``, checked."""
+    out: dict[str, Any] = {}
+    seed = audit.get("split_seed")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            problems.append(f"audit.split_seed must be a whole number >= 0; got {seed!r}")
+        else:
+            out["split_seed"] = seed
+    name = audit.get("split_file")
+    if name is None:
+        return out
+    if not isinstance(name, str):
+        problems.append(f"audit.split_file must be a path; got {name!r}")
+        return out
+    if seed is not None or audit.get("test_size") is not None:
+        problems.append("audit.split_file fixes the test rows; give it without test_size or "
+                        "split_seed")
+    from fedsec.data.splits import read_split_file
+
+    path = Path(base_dir) / name
+    try:
+        rows = read_split_file(path)
+    except FedsecError as error:
+        problems.append(f"audit.split_file: {error}")
+        return out
+    return {**out, "split_file": str(path), "split_sha256": rows.sha256}
 
 
 def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,

@@ -41,6 +41,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--test-size", type=_test_size, default=None,
                    help="test fraction, or a number of test rows (default: the protocol's, "
                         "usually 0.25)")
+    p.add_argument("--split-file", metavar="FILE",
+                   help="the test rows (and optionally the training rows) from a file, a "
+                        "paper's own split: JSON {\"test\": [...], \"train\": [...]} or "
+                        "row numbers (from 0) in text; instead of --test-size")
+    p.add_argument("--split-seed", type=int, default=None, metavar="N",
+                   help="split by this seed instead of --seed, so runs of several seeds share "
+                        "one split (a paper's 'one split, ten starting points')")
     p.add_argument("--scaling", default=None, choices=("minmax", "standard", "none"),
                    help="feature scaling fitted on the training set (default: the "
                         "protocol's, minmax for tabular protocols, none for sequences)")
@@ -90,6 +97,7 @@ def handle(args: argparse.Namespace) -> int:
         defenses=[parse_defense(d) for d in args.defense],
         params=parse_assignments(args.params, what="Protocol parameter"),
         seed=args.seed, test_size=args.test_size, scaling=args.scaling,
+        split_file=args.split_file, split_seed=args.split_seed,
     )
     key = None if args.sign_key is None else load_signing_key(args.sign_key)
     result = run(config, args.out, progress=None if args.json else progress, sign_key=key)
