@@ -58,31 +58,94 @@ def kernel_distances(K: np.ndarray, gamma: float | np.ndarray, *,
 
 
 def multilaterate(D: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Points from squared distances to known anchors, by linear least squares.
+    """Points from squared distances to known anchors (see :func:`multilaterate_spread`)."""
+    return multilaterate_spread(D, W)[0]
 
-    ``D[i, j] = ||x_i||^2 - 2 w_j . x_i + ||w_j||^2`` is linear in ``(x_i,
-    ||x_i||^2)``; rows with fewer than ``d + 1`` known distances are NaN.
+
+def multilaterate_spread(D: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points from squared distances to known anchors, and how far they are determined.
+
+    With ``d + 1`` or more known distances, linear least squares: ``D[i, j] = ||x_i||^2 -
+    2 w_j . x_i + ||w_j||^2`` is linear in ``(x_i, ||x_i||^2)``; the point is identified
+    (spread 0). With ``k`` of ``1 .. d`` known distances it is not: the positions consistent
+    with them form a sphere of dimension ``d - k`` (radius ``rho``) in the affine set the
+    differences of the equations leave. The estimate is the sphere's centre (the mean of the
+    consistent positions: the least expected error when nothing favours one of them), or,
+    when ``k = d`` leaves two mirror points, the one inside (or nearer) the box the features
+    are scaled to, ``[0, 1]^d`` when every anchor lies in it; the spread is ``rho``, how far
+    the consistent positions lie from the centre. Rows with no known distance are NaN.
 
     Examples
     --------
     >>> W = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     >>> x = np.array([[0.3, 0.6]])
-    >>> multilaterate(((x[:, None, :] - W[None]) ** 2).sum(-1), W).round(6).tolist()
-    [[0.3, 0.6]]
+    >>> D = ((x[:, None, :] - W[None]) ** 2).sum(-1)
+    >>> points, spread = multilaterate_spread(D, W)
+    >>> points.round(6).tolist(), spread.tolist()
+    ([[0.3, 0.6]], [0.0])
+    >>> points, spread = multilaterate_spread(D[:, :2], W[:2])  # two anchors in the plane
+    >>> points.round(6).tolist(), spread.round(3).tolist()  # the mirror point is (0.3, -0.6)
+    ([[0.3, 0.6]], [0.6])
     """
     D = np.asarray(D, dtype=np.float64)
     n, d = D.shape[0], W.shape[1]
     A = np.hstack([-2.0 * W, np.ones((W.shape[0], 1))])
     rhs = D - (W**2).sum(axis=1)[None, :]
-    out = np.full((n, d), np.nan)
+    out, spread = np.full((n, d), np.nan), np.full(n, np.nan)
     known = np.isfinite(rhs)
     for pattern in np.unique(known, axis=0):
         rows = np.flatnonzero((known == pattern).all(axis=1))
+        if pattern.sum() == 0:
+            continue
         if pattern.sum() < d + 1:
+            out[rows], spread[rows] = _nearest_consistent(D[np.ix_(rows, pattern)], W[pattern],
+                                                          _box(W))
             continue
         solution, *_ = np.linalg.lstsq(A[pattern], rhs[np.ix_(rows, pattern)].T, rcond=None)
-        out[rows] = solution[:d].T
-    return out
+        out[rows], spread[rows] = solution[:d].T, 0.0
+    return out, spread
+
+
+def _box(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the points are believed to lie: the unit box FedCG's min-max scaled features
+    fill when every anchor lies in it, else the anchors' own bounding box."""
+    if W.size and W.min() >= 0.0 and W.max() <= 1.0:
+        return np.zeros(W.shape[1]), np.ones(W.shape[1])
+    return W.min(axis=0), W.max(axis=0)
+
+
+def _nearest_consistent(D: np.ndarray, W: np.ndarray, box: tuple[np.ndarray, np.ndarray]
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """For ``k <= d`` anchors: the centre of the sphere of consistent points (or, when it is
+    two mirror points, the one nearer the box), and its radius."""
+    from scipy.linalg import null_space
+
+    low, high = box
+    prior = (low + high) / 2
+    B = -2.0 * (W[1:] - W[0])  # differences of the equations: linear in x
+    r = (D[:, 1:] - D[:, :1]) - ((W[1:] ** 2).sum(axis=1) - (W[0] ** 2).sum())[None, :]
+    if len(B):
+        base = prior + (r - prior @ B.T) @ np.linalg.pinv(B).T
+        N = null_space(B)
+    else:
+        base = np.tile(prior, (len(D), 1))
+        N = np.eye(W.shape[1])
+    u = base - W[0]
+    a = u @ N
+    rho = np.sqrt(np.maximum(D[:, 0] - ((u**2).sum(axis=1) - (a**2).sum(axis=1)), 0.0))
+    if N.shape[1] > 1:  # a sphere: its centre is the mean of the consistent positions
+        return base - a @ N.T, rho
+    centre = base - a @ N.T  # two mirror points: the one nearer the box, then its centre
+    plus, minus = centre + rho[:, None] * N[:, 0], centre - rho[:, None] * N[:, 0]
+
+    def outside(p: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(np.maximum(low - p, 0) + np.maximum(p - high, 0), axis=1)
+
+    gap = outside(plus) - outside(minus)
+    tie = np.isclose(gap, 0.0)
+    nearer = np.linalg.norm(plus - prior, axis=1) <= np.linalg.norm(minus - prior, axis=1)
+    pick = np.where(tie, nearer, gap < 0)
+    return np.where(pick[:, None], plus, minus), rho
 
 
 def multilaterate_unknown_gamma(L: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -245,6 +308,7 @@ class Multilateration(Attack):
         if self.params.knowledge in ("auto", "landmarks") and gamma is not None:
             seeded = seeded_landmarks(view, n_features, gamma)
         estimates, baseline, used = {}, {}, {}
+        unidentified: dict[str, float] = {}
         frames = {} if seeded else self._p_frames(blocks, gamma)
         for block in sorted(blocks, key=lambda b: len(b.cells)):
             keys = [shard_key(owner, cell, "X") for owner, cell, _ in block.cells]
@@ -259,12 +323,13 @@ class Multilateration(Attack):
                 how = "P landmarks located in the blocks, classical MDS frame"
             else:
                 continue
+            spread = None
             if self.params.unknown_gamma:
                 estimate, _ = multilaterate_unknown_gamma(
                     kernel_distances(block.K, 1.0, floor=self.params.floor), W)
             else:
-                estimate = multilaterate(kernel_distances(block.K, widths,
-                                                          floor=self.params.floor), W)
+                estimate, spread = multilaterate_spread(
+                    kernel_distances(block.K, widths, floor=self.params.floor), W)
             start = 0
             for key, (owner, _, cell_cols) in zip(keys, block.cells, strict=True):
                 part = slice(start, start + len(cell_cols))
@@ -274,11 +339,18 @@ class Multilateration(Attack):
                 estimates[key] = estimate[:, part]
                 baseline[key] = np.tile(W[:, part].mean(axis=0), (block.K.shape[0], 1))
                 used[key] = f"{block.source}; {how}"
-        return Reconstruction(
-            attack=self.name, threat=str(view.threat), estimates=estimates, baseline=baseline,
-            info={"blocks_seen": len(blocks), "blocks_attacked": len(estimates),
-                  "seed_held": tags.SEED_KEY in view.keys, "methods": used},
-        )
+                if spread is not None and np.nanmax(spread, initial=0.0) > 0:
+                    unidentified[key] = float(np.nanmean(spread))
+        info: dict[str, Any] = {"blocks_seen": len(blocks), "blocks_attacked": len(estimates),
+                                "seed_held": tags.SEED_KEY in view.keys, "methods": used}
+        if unidentified:
+            info["not_identifiable"] = {
+                "why": ("fewer landmarks than the block's features + 1: each point is known "
+                        "only to lie on a sphere; the estimate is its centre (or, with as many "
+                        "landmarks as features, the mirror point nearer the landmarks)"),
+                "mean_spread": unidentified}
+        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
+                              baseline=baseline, info=info)
 
     def _p_frames(self, blocks: list[KernelObservation], gamma: float | None,
                   ) -> dict[int, np.ndarray]:

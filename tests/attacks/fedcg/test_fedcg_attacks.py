@@ -46,11 +46,17 @@ def test_without_the_seed_the_server_has_no_landmarks() -> None:
     assert reconstruction.info["blocks_seen"] == 4 and reconstruction.info["blocks_attacked"] == 0
 
 
-def test_too_few_landmarks_leave_points_unidentifiable() -> None:
-    # iris has two features per group here: two landmarks give fewer equations than unknowns
+def test_too_few_landmarks_leave_points_unidentifiable_yet_partly_known() -> None:
+    # iris has two features per group here: two landmarks leave two mirror positions per
+    # point (the unit box picks one), one landmark a whole circle (its centre is the landmark)
     result = fedcg(landmark_method="U", defenses=[("few-landmarks", {"m": 2})])
+    reconstruction, scores = attack(result, "multilateration", "server")
+    assert scores["fraction_recovered"] < 0.5 and scores["advantage"] > 0.3
+    spread = reconstruction.info["not_identifiable"]["mean_spread"]
+    assert len(spread) == 4 and all(s > 0.1 for s in spread.values())
+    result = fedcg(landmark_method="U", defenses=[("few-landmarks", {"m": 1})])
     _, scores = attack(result, "multilateration", "server")
-    assert scores["fraction_recovered"] == 0.0
+    assert scores["advantage"] == pytest.approx(0.0, abs=1e-9)  # nothing beyond the baseline
 
 
 def test_unknown_common_width_is_identified_with_enough_landmarks() -> None:
