@@ -80,6 +80,12 @@ class Protocol(Component, ABC):
         """How close (relative) the federated result must be to the centralized one."""
         return 1e-9 if backend.exact else 1e-6
 
+    def agreement_tolerances(self, backend: MaskingBackend, reference: Outcome
+                             ) -> dict[str, float]:
+        """Per value, a tolerance other than :meth:`agreement_rtol` (none by default): for
+        values known exactly (0) or as stable as the reference's own conditioning allows."""
+        return {}
+
     @abstractmethod
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:

@@ -33,13 +33,16 @@ class ValueComparison:
     max_abs_diff: float | None = None
     max_rel_diff: float | None = None
     shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    rtol: float | None = None
+    """This value's own tolerance, when it is not the comparison's."""
 
     def to_json(self) -> dict[str, Any]:
+        own = {} if self.rtol is None else {"rtol": self.rtol}
         if self.shapes is not None:
             return {"shape_federated": list(self.shapes[0]),
-                    "shape_centralized": list(self.shapes[1]), "agrees": self.agrees}
+                    "shape_centralized": list(self.shapes[1]), "agrees": self.agrees, **own}
         return {"max_abs_diff": self.max_abs_diff, "max_rel_diff": self.max_rel_diff,
-                "agrees": self.agrees}
+                "agrees": self.agrees, **own}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,8 +177,9 @@ class RunResult:
 
 
 def compare(federated: Mapping[str, np.ndarray], centralized: Mapping[str, np.ndarray],
-            *, rtol: float) -> Comparison:
-    """How far each federated value is from the centralized reference.
+            *, rtol: float, tolerances: Mapping[str, float] | None = None) -> Comparison:
+    """How far each federated value is from the centralized reference (within ``rtol``, or
+    the value's own entry in ``tolerances``).
 
     Examples
     --------
@@ -183,6 +187,9 @@ def compare(federated: Mapping[str, np.ndarray], centralized: Mapping[str, np.nd
     True
     >>> compare({"s": np.array([1.0])}, {"s": np.array([2.0])}, rtol=1e-9).worst
     0.5
+    >>> compare({"s": np.array([1.0])}, {"s": np.array([1.1])}, rtol=1e-9,
+    ...         tolerances={"s": 0.2}).agrees
+    True
     """
     values: dict[str, ValueComparison] = {}
     for key in sorted(set(federated) & set(centralized)):
@@ -194,7 +201,9 @@ def compare(federated: Mapping[str, np.ndarray], centralized: Mapping[str, np.nd
         diff = float(np.max(np.abs(a - b))) if a.size else 0.0
         scale = float(np.max(np.abs(b))) if b.size else 0.0
         rel = diff / scale if scale > 0 else diff
-        values[key] = ValueComparison(agrees=rel <= rtol, max_abs_diff=diff, max_rel_diff=rel)
+        own = (tolerances or {}).get(key)
+        values[key] = ValueComparison(agrees=rel <= (rtol if own is None else own),
+                                      max_abs_diff=diff, max_rel_diff=rel, rtol=own)
     return Comparison(rtol=rtol, values=values)
 
 

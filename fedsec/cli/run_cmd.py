@@ -123,8 +123,12 @@ def handle(args: argparse.Namespace) -> int:
               f"federated minus centralized: {gaps or '-'}")
     else:
         verdict = "matches" if comparison.agrees else "DIFFERS FROM"
+        own = {k: v.rtol for k, v in comparison.values.items() if v.rtol is not None}
+        tolerance = (f"tolerance {comparison.rtol:g}" if not own else
+                     f"tolerance {comparison.rtol:g}, and per value "
+                     + ", ".join(f"{k} {t:g}" for k, t in own.items()))
         print(f"  federated result {verdict} the centralized reference "
-              f"(max relative difference {comparison.worst:.3g}, tolerance {comparison.rtol:g})"
+              f"(max relative difference {comparison.worst:.3g}; {tolerance})"
               + (f"; federated minus centralized: {gaps}" if gaps else ""))
     if record.backend.get("insecure_simulation_keys"):
         print("  keys: derived from the run's seed (simulation mode, reproducible, insecure by "

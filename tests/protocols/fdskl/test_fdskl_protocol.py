@@ -112,3 +112,18 @@ def test_star_runs_without_offsets() -> None:
     result = fdskl(structure="star", offsets="none", n_iterations=100)
     assert result.record.comparison.agrees
     assert {m.receiver for m in result.transcript.select(tag=tags.PARTIAL_DOT)} == {"party1"}
+
+
+def test_agreement_allows_what_dsg_s_own_rounding_moves_and_not_a_changed_prediction() -> None:
+    # A long smooth-hinge run: rounding alone moves the centralized DSG by about 3e-4, so a
+    # federated alpha 1e-5 away agrees; the predicted classes must be the same exactly.
+    result = run(RunConfig(protocol="fdskl", dataset="breast_cancer",
+                           partition="vertical:parties=4",
+                           params={"n_iterations": 20000, "loss": "smooth-hinge",
+                                   "regularization": 1e-5, "step": 0.5}))
+    comparison = result.record.comparison
+    sensitivity = result.reference.metrics["rounding_sensitivity_alpha"]
+    assert comparison.values["alpha"].max_rel_diff > 1e-8 < sensitivity  # 1e-8 alone: no
+    assert comparison.values["alpha"].rtol == pytest.approx(10 * sensitivity)
+    assert comparison.values["predictions"].rtol == 0.0
+    assert comparison.agrees
