@@ -12,9 +12,11 @@ independent rows). With fewer draws the minimum-norm solution is what the means 
 
 The coalition is the server and one client of the group (``server,party2``); the target is
 every client of the group whose means the server received, the colluder included. A
-target's estimate is its embeddings of every training row, so it is made only when the
-coalition shares each of the target's sample groups (always, when every client holds every
-row, the paper's setting); other targets are listed in ``info``. The baseline gives each row
+target's estimate is its embeddings of every training row it sent means of, so it is made
+only when the coalition knows the clusters of each of the target's sample groups (always,
+when every client holds every row, the paper's setting); other targets are listed in
+``info``. A group held by one client alone never sends its seed, so only that client knows
+its clusters. The baseline gives each row
 its cluster's mean in the first draw (what one clustering reveals). Score with
 ``reconstruction-error`` against the client's embeddings
 (:data:`~fedsec.protocols.fedgraph.tags.TRAIN_EMBEDDINGS_HELD`).

@@ -1,10 +1,12 @@
 """Scoring permuted rows: pair each estimated row with a true record, then measure.
 
 Shared rows of data collaboration (NRI-DC) arrive permuted. For errors, the
-``matched-rows`` scorer (and ``epsilon-dr``) pair each estimated row with a
-distinct true row by optimal assignment (Hungarian method,
-:func:`scipy.optimize.linear_sum_assignment`, on squared distances): the
-auditor's step, using the ground truth, never the attack's.
+``matched-rows`` scorer (and ``epsilon-dr``) compare each estimated row with the
+record it came from (the truth's permutation: the auditor's knowledge, never
+the attack's); where the truth holds no permutation, with a distinct true row
+by optimal assignment (Hungarian method,
+:func:`scipy.optimize.linear_sum_assignment`, on squared distances), which
+flatters any estimate.
 
 Re-identification is another question: which record would an adversary link a
 row to? Optimal assignment answers it too well: it gives back every row of any

@@ -136,12 +136,14 @@ class FedGraph(Protocol):
             raw = _raw_groups(clients, embeddings, groups, C)
             sizes = {c.name: c.cluster_size for c in clients}
             if p.clustering in ("crc", "random"):
-                for c in clients:  # the truth behind the means (float32, as the GCN reads it)
-                    c.party.private[tags.TRAIN_EMBEDDINGS_HELD] = embeddings[c.name].astype(
-                        np.float32)
                 withheld = sum(len(rows) for members, rows in groups
                                if len(rows) < sizes[members[0]])
                 groups, raw = clusterable(groups, raw, sizes)
+                for c in clients:  # the truth behind the means (float32, as the GCN reads it)
+                    sent = np.isin(c.rows, np.concatenate(
+                        [rows for members, rows in groups if c.name in members] or [[]]))
+                    c.party.private[tags.TRAIN_EMBEDDINGS_HELD] = embeddings[c.name][
+                        sent].astype(np.float32)
             with net.stage("embeddings"):
                 items = self._send_items(federation, clients, groups, raw)
             E, M, targets = stack_items(names, items)

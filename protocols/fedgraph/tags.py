@@ -63,8 +63,9 @@ CLUSTERS = "clusters"
 """A client's cluster of each training row in each draw, ``(redraws, rows)`` in ``ROWS``
 order (-1: the row was in no cluster it sent)."""
 TRAIN_EMBEDDINGS_HELD = "embeddings/train"
-"""A client's raw embeddings of its training rows, in ``ROWS`` order (ground truth for what
-cluster means hide)."""
+"""A client's raw embeddings of the training rows it sent cluster means of (its rows in
+sample groups of at least ``s`` rows), in ``ROWS`` order: ground truth for what cluster
+means hide."""
 CLUSTER_INPUTS = "inputs/cluster_means"
 """The mean scaled inputs of each cluster a client sent a mean embedding of, in the order of
 its :data:`CLUSTER_EMBEDDINGS` messages (ground truth for inverting a cluster mean)."""

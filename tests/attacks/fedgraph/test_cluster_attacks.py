@@ -84,3 +84,15 @@ def test_an_inverse_network_on_embeddings_unrelated_to_the_inputs_stays_at_the_b
     mse = float(np.mean((guess - X_new) ** 2))
     baseline = float(np.mean((X.mean(axis=0) - X_new) ** 2))
     assert mse >= baseline * 0.98  # nothing learned beyond the mean
+
+
+
+def test_with_withheld_groups_the_truth_holds_the_rows_that_went_into_means() -> None:
+    result = run(RunConfig(protocol="fedgraph",
+                           partition="random:parties=4,features=0.1,samples=0.5",
+                           params={**TINY, "cluster_size": 30}, test_size=0.5))
+    assert result.outcome.metrics["rows_withheld"] > 0  # some sample groups under s rows
+    for party in ("party1", "party2", "party3", "party4"):
+        clustered = result.private[f"party/{party}/value/clusters"][0] >= 0
+        truth = result.private[f"party/{party}/value/embeddings/train"]
+        assert len(truth) == clustered.sum() < len(clustered)  # the rows an attack can face
