@@ -86,9 +86,8 @@ def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str)
     ax.set_ylabel("test accuracy")
     ax.set_xlim(min(-0.05, min(p[0] for p in points) - 0.05), 1.05)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower left")
     ax.set_title(f"Leakage versus accuracy: {attack} as {threat}", fontsize=10)
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.11, top=0.93)
+    legends_below(fig, [ax], fontsize=7, axes_height=4.1, left=0.1, right=0.97)
     return _png(fig, plt)
 
 
@@ -127,11 +126,16 @@ def sweep_png(configs: Sequence[Mapping[str, Any]], parameter: str,
     right.set_xlabel(parameter)
     right.set_ylabel("attack advantage")
     right.set_ylim(-0.05, 1.05)
+    whole = all(float(p[0]).is_integer() for pts in series.values() for p in pts)
     for ax in (left, right):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
+        if whole:  # an integer parameter gets integer ticks
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.suptitle(f"Accuracy and leakage against {parameter}", fontsize=10)
-    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.12, top=0.9, wspace=0.22)
+    legends_below(fig, [left, right], fontsize=6, axes_height=3.3, left=0.07, right=0.985,
+                  wspace=0.22)
     return _png(fig, plt)
 
 
@@ -167,10 +171,29 @@ def rounds_png(cells: Sequence[Mapping[str, Any]], attack: str, threat: str) -> 
     ax.set_xlabel("round")
     ax.set_ylabel(label)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6)
     ax.set_title(f"Leakage against rounds: {attack} as {threat}", fontsize=10)
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.11, top=0.93)
+    legends_below(fig, [ax], fontsize=6, axes_height=3.4, left=0.1, right=0.97)
     return _png(fig, plt)
+
+
+def legends_below(fig: Any, axes: Sequence[Any], *, fontsize: float, axes_height: float,
+                  left: float, right: float, wspace: float = 0.2) -> None:
+    """Each axis's legend under it, outside the data, and the figure grown to hold them.
+
+    The axes keep ``axes_height`` inches; below them come the x label and the longest
+    legend (one entry per line), above them the title. Nothing is placed on the data.
+    """
+    top_in, label_in = 0.45, 0.55
+    legends = [ax.legend(fontsize=fontsize, loc="upper left", frameon=False,
+                         bbox_to_anchor=(0.0, -label_in / axes_height))
+               for ax in axes if ax.get_legend_handles_labels()[1]]
+    renderer = fig.canvas.get_renderer()  # the legends' own size, measured
+    legend_in = max((leg.get_window_extent(renderer).height / fig.dpi for leg in legends),
+                    default=0.0) + (0.1 if legends else 0.0)
+    height = top_in + axes_height + label_in + legend_in
+    fig.set_size_inches(fig.get_size_inches()[0], height)
+    fig.subplots_adjust(left=left, right=right, bottom=(label_in + legend_in) / height,
+                        top=1 - top_in / height, wspace=wspace)
 
 
 def _png(fig: Any, plt: Any) -> bytes:
