@@ -53,8 +53,9 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         png = rounds_png(cells, attack, threat)
         if png is not None:
             plots[f"rounds_{_slug(attack)}_{_slug(threat)}.png"] = png
-    for parameter in scenario["scenario"].get("sweep", {}):
-        png = sweep_png(configs, parameter, pairs)
+    swept = list(scenario["scenario"].get("sweep", {}))
+    for parameter in swept:
+        png = sweep_png(configs, parameter, pairs, others=swept)
         if png is not None:
             plots[f"sweep_{_slug(parameter)}.png"] = png
     for (attack, threat, configuration), png in examples_plots(cells).items():

@@ -92,8 +92,12 @@ def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str)
 
 
 def sweep_png(configs: Sequence[Mapping[str, Any]], parameter: str,
-              attacks: Sequence[tuple[str, str]]) -> bytes | None:
-    """Accuracy and each attack's advantage against one swept protocol parameter."""
+              attacks: Sequence[tuple[str, str]], others: Sequence[str] = ()) -> bytes | None:
+    """Accuracy and each attack's advantage against one swept protocol parameter.
+
+    One line per protocol, backend, defence, dataset and value of every ``others`` swept
+    parameter, so that no line joins points that differ in anything but ``parameter``.
+    """
     series: dict[str, list[tuple[float, float | None, dict[str, float]]]] = defaultdict(list)
     for config in configs:
         c = config["config"]
@@ -108,7 +112,11 @@ def sweep_png(configs: Sequence[Mapping[str, Any]], parameter: str,
             if entry is not None and entry["status"] == "ok":  # skip where it does not apply
                 advs[f"{attack} as {threat}"] = (
                     entry.get("metrics", {}).get(LEAKAGE, {}).get("mean") or 0.0)
-        series[f"{c['protocol']} / {c['backend']} / {defence}"].append(
+        label = " / ".join([c["protocol"], *([c["dataset"]] if c.get("dataset") else []),
+                            c["backend"], defence])
+        fixed = [f"{name}={c['params'][name]}" for name in others
+                 if name != parameter and name in c["params"]]
+        series[label + (f" ({', '.join(fixed)})" if fixed else "")].append(
             (float(value), config["accuracy"]["mean"], advs))
     if not series:
         return None
@@ -183,10 +191,16 @@ def legends_below(fig: Any, axes: Sequence[Any], *, fontsize: float, axes_height
     The axes keep ``axes_height`` inches; below them come the x label and the longest
     legend (one entry per line), above them the title. Nothing is placed on the data.
     """
+    import textwrap
+
     top_in, label_in = 0.45, 0.55
-    legends = [ax.legend(fontsize=fontsize, loc="upper left", frameon=False,
-                         bbox_to_anchor=(0.0, -label_in / axes_height))
-               for ax in axes if ax.get_legend_handles_labels()[1]]
+    legends = []
+    for ax in axes:
+        handles, labels = ax.get_legend_handles_labels()
+        if labels:  # long labels wrap rather than run off the figure
+            legends.append(ax.legend(handles, [textwrap.fill(t, 64) for t in labels],
+                                     fontsize=fontsize, loc="upper left", frameon=False,
+                                     bbox_to_anchor=(0.0, -label_in / axes_height)))
     renderer = fig.canvas.get_renderer()  # the legends' own size, measured
     legend_in = max((leg.get_window_extent(renderer).height / fig.dpi for leg in legends),
                     default=0.0) + (0.1 if legends else 0.0)

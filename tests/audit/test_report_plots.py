@@ -59,3 +59,31 @@ def test_an_integer_sweep_gets_integer_ticks(figures: list[Any]) -> None:
     for ax in fig.axes:
         ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
         assert ticks and all(float(t).is_integer() for t in ticks)
+
+
+def test_a_second_swept_parameter_splits_the_lines_so_none_zig_zags(figures: list[Any]) -> None:
+    grid = [config("fedgraph", "plain", 0.1 * r, 0.7, cluster_size=s, redraws=r)
+            for s in (5, 10, 20) for r in (1, 6, 11)]
+    plots.sweep_png(grid, "redraws", [("a", "server")], others=["cluster_size", "redraws"])
+    left = figures[0].axes[0]
+    assert len(left.lines) == 3  # one per cluster size
+    for line in left.lines:
+        xs = list(line.get_xdata())
+        assert xs == sorted(set(xs))  # each x once, in order: no zig-zag
+    labels = left.get_legend_handles_labels()[1]
+    assert any("cluster_size=10" in label for label in labels)
+
+
+def test_long_labels_wrap_inside_the_figure(figures: list[Any]) -> None:
+    grid = [config("a-protocol-with-a-rather-long-name", "plain", 0.1, 0.7,
+                   a_long_parameter_name=s, m=r) for s in (5, 10) for r in (1, 2)]
+    long_attack = ("an-attack-with-parameters[sources=clusters,steps=300]",
+                   "server,party1,party2")
+    for entry in grid:
+        entry["attacks"][0].update(attack=long_attack[0], threat=long_attack[1])
+    plots.sweep_png(grid, "m", [long_attack], others=["a_long_parameter_name", "m"])
+    fig = figures[0]
+    fig.canvas.draw()
+    width = fig.get_size_inches()[0] * fig.dpi
+    for ax in fig.axes:
+        assert ax.get_legend().get_window_extent().x1 <= width
