@@ -58,7 +58,8 @@ def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str)
     A configuration in which the attack does not apply, or where its advantage is not
     defined (nothing to gain over the baseline), is drawn apart: at advantage 0 with a hollow
     marker, and never in the Pareto set, which only measured points enter. The axis holds
-    negative advantages (an attack worse than its baseline).
+    negative advantages (an attack worse than its baseline). Configurations that land on the
+    same point (hiding one another) are labelled with how many share it ("×3").
     """
     points, best = frontier_points(configs, attack, threat)
     if not points:
@@ -79,6 +80,13 @@ def frontier_png(configs: Sequence[Mapping[str, Any]], attack: str, threat: str)
         if hollow:
             ax.scatter(*zip(*hollow, strict=True), facecolors="none", edgecolors=color, s=46,
                        label=f"{label} (not applicable or not measured)")
+    shared: dict[tuple[float, float], int] = defaultdict(int)
+    for adv, acc, _, _ in points:
+        shared[(round(adv, 9), round(acc, 9))] += 1
+    for (x, y), count in shared.items():
+        if count > 1:
+            ax.annotate(f"×{count}", (x, y), textcoords="offset points", xytext=(6, 5),
+                        fontsize=7, color="#333333")
     if best:
         ax.plot(*zip(*best, strict=True), color="black", lw=1.2, ls="--", label="Pareto set")
         ax.scatter(*zip(*best, strict=True), s=120, facecolors="none", edgecolors="black")

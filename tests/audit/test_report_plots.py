@@ -87,3 +87,11 @@ def test_long_labels_wrap_inside_the_figure(figures: list[Any]) -> None:
     width = fig.get_size_inches()[0] * fig.dpi
     for ax in fig.axes:
         assert ax.get_legend().get_window_extent().x1 <= width
+
+
+def test_configurations_on_one_point_say_how_many_share_it(figures: list[Any]) -> None:
+    same = [config(p, "plain", 0.4, 0.8) for p in ("x", "y", "z")] + [
+        config("w", "plain", 0.9, 0.6)]
+    plots.frontier_png(same, "a", "server")
+    texts = [t.get_text() for t in figures[0].axes[0].texts]
+    assert texts == ["×3"]
