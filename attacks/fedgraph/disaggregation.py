@@ -80,18 +80,24 @@ class ClusterDisaggregation(Attack):
                     "seeds fix them")
         return None
 
-    def _draws(self, view: View) -> dict[Group, dict[int, list[np.ndarray]]]:
-        """Every draw's clusters of the groups a coalition client belongs to."""
-        out: dict[Group, dict[int, list[np.ndarray]]] = defaultdict(dict)
+    def _draws(self, view: View) -> dict[Group, tuple[np.ndarray, dict[int, list[np.ndarray]]]]:
+        """The groups a coalition client belongs to: their rows, and every draw's clusters
+        (a draw's seed reaches each member: the clusters are drawn once per draw)."""
+        out: dict[Group, tuple[np.ndarray, dict[int, list[np.ndarray]]]] = {}
+        unknown: set[Group] = set()
         for m in view.select(tag=tags.CLUSTER_SEED):
-            group = tuple(m.meta[tags.GROUP])
-            labels = self._labels(view, group, np.asarray(m.meta[tags.ROWS], dtype=np.int64))
-            if labels is None:
+            group, draw = tuple(m.meta[tags.GROUP]), int(m.meta[tags.DRAW])
+            if group in unknown or (group in out and draw in out[group][1]):
                 continue
-            out[group][int(m.meta[tags.DRAW])] = clustering.draw_clusters(
+            rows = np.asarray(m.meta[tags.ROWS], dtype=np.int64)
+            labels = self._labels(view, group, rows)
+            if labels is None:
+                unknown.add(group)
+                continue
+            out.setdefault(group, (rows, {}))[1][draw] = clustering.draw_clusters(
                 str(m.meta[tags.CLUSTERING]), labels, int(m.meta[tags.CLUSTER_SIZE]),
                 float(m.meta[tags.IN_CLASS]), bytes(view.open(m)))
-        return dict(out)
+        return out
 
     def _labels(self, view: View, group: Group, rows: np.ndarray) -> np.ndarray | None:
         """The group's labels, from a coalition client of the group (None: no such client)."""
@@ -107,8 +113,6 @@ class ClusterDisaggregation(Attack):
     def run(self, view: View) -> Reconstruction:
         self.check(view)
         draws = self._draws(view)
-        rows_of = {tuple(m.meta[tags.GROUP]): np.asarray(m.meta[tags.ROWS], dtype=np.int64)
-                   for m in view.select(tag=tags.CLUSTER_SEED)}
         sent: dict[str, dict[Group, dict[int, np.ndarray]]] = defaultdict(
             lambda: defaultdict(dict))
         for m in view.select(tag=tags.CLUSTER_EMBEDDINGS):
@@ -121,14 +125,14 @@ class ClusterDisaggregation(Attack):
             if any(group not in draws for group in groups):
                 skipped.append(target)
                 continue
-            parts = [self._solve(draws[g], rows_of[g], groups[g], ranks) for g in groups]
+            parts = [self._solve(draws[g][1], draws[g][0], groups[g], ranks) for g in groups]
             ids = np.concatenate([rows for rows, _, _ in parts])
             order = np.argsort(ids, kind="stable")
             key = truth_key(target, "value", *tags.TRAIN_EMBEDDINGS_HELD.split("/"))
             estimates[key] = np.concatenate([z for _, z, _ in parts])[order]
             baseline[key] = np.concatenate([b for _, _, b in parts])[order]
         info: dict[str, Any] = {"targets_skipped": skipped,
-                                "draws": max((len(d) for d in draws.values()), default=0),
+                                "draws": max((len(d) for _, d in draws.values()), default=0),
                                 "rank_share_min": min(ranks, default=float("nan"))}
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=baseline, info=info)

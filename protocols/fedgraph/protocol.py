@@ -90,6 +90,7 @@ class _Client:
         self.depth = 0
         self.scores: list[float] = []
         self.cluster_size = 0
+        self.embeddings = np.empty((0, 0))  # g^depth of its training rows, once chosen
 
 
 @register("protocol", "fedgraph")
@@ -132,7 +133,7 @@ class FedGraph(Protocol):
         with nn.deterministic(0):
             local = self._train_clients(federation, clients, test)
             groups = graph.sample_groups({c.name: c.rows for c in clients}, names)
-            embeddings = {c.name: models.embed(c.model, c.X, c.depth) for c in clients}
+            embeddings = {c.name: c.embeddings for c in clients}
             raw = _raw_groups(clients, embeddings, groups, C)
             sizes = {c.name: c.cluster_size for c in clients}
             if p.clustering in ("crc", "random"):
@@ -187,8 +188,9 @@ class FedGraph(Protocol):
                                                p.score_settings, c.party.rng)
                                 for j in range(1, p.layers + 1)]
                 c.depth = p.depth or choose_depth(c.scores, p.score_keep)
+                c.embeddings = models.embed(c.model, c.X, c.depth)
                 c.cluster_size = p.cluster_size or choose_size(
-                    models.embed(c.model, c.X, c.depth), c.y, C, depth=c.depth,
+                    c.embeddings, c.y, C, depth=c.depth,
                     layers=p.layers, training=p.size_training, keep=p.score_keep,
                     rng=c.party.rng, seed=nn.torch_seed(c.party.rng))[0]
                 self._keep_private(c, test)

@@ -52,12 +52,16 @@ def test_the_mean_itself_scores_exactly_at_the_baseline(scorer: str) -> None:
     X = truth()
     result = scored(scorer, mean_rows(X), mean_rows(X), X)
     assert result["advantage"] == pytest.approx(0.0, abs=1e-12)
+    assert result["fraction_recovered"] == 0.0  # and recovers no row
 
 
-def test_a_mean_estimate_passes_the_epsilon_dr_check_like_its_baseline() -> None:
+def test_a_random_guess_passes_the_epsilon_dr_check_like_the_mean() -> None:
     X = truth()
-    result = scored("epsilon-dr", mean_rows(X), mean_rows(X), X, epsilon=0.1)
-    assert result["fraction_violating"] == result["baseline_fraction_violating"]
+    for seed in range(5):
+        result = scored("epsilon-dr", random_like(X, seed), mean_rows(X), X, epsilon=0.1)
+        assert result["passed"]
+        assert result["fraction_violating"] == result["baseline_fraction_violating"] == 0.0
+    assert not scored("epsilon-dr", X, mean_rows(X), X, epsilon=0.1)["passed"]  # exact fails
 
 
 def test_a_random_subspace_captures_what_the_random_baseline_does() -> None:
