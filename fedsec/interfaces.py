@@ -248,10 +248,13 @@ class Scorer(Component, ABC):
 
     ``glossary`` defines, in a sentence each, the metrics the scorer reports (reports show
     the definitions of the metrics they use; ``baseline_NAME`` is NAME for the baseline).
+    ``recovers`` says what a high score means was recovered, with ``{what}`` standing for the
+    targets in words (for example ``"the column space of {what}"``).
     """
 
     kind = "scorer"
     glossary: ClassVar[Mapping[str, str]] = {}
+    recovers: ClassVar[str] = "{what}"
 
     @abstractmethod
     def score(self, reconstruction: Reconstruction,

@@ -24,7 +24,9 @@ th,td{border:1px solid #ddd;padding:.3em .55em;text-align:left;vertical-align:to
 th{background:#f4f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.82em}
 img.plot{max-width:100%;border:1px solid #eee;margin:.5em 0}
-.muted{color:#666;font-size:.9em}.bad{color:#b00020}.good{color:#006b3c}
+.muted{color:#666;font-size:.9em}p.worst{font-size:1.05em;background:#fff4f4;
+padding:.5em .8em;border-left:4px solid #b00020}h3{font-size:1.1em;margin:.9em 0 .2em}
+.bad{color:#b00020}.good{color:#006b3c}
 """
 
 
@@ -88,11 +90,17 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
              f"<p class='muted'>{report['n_cells']} runs, generated {esc(report['generated'])}, "
              f"fedsec {esc(report['versions'].get('fedsec', '?'))}. {_stored(plots)} "
              "Intervals are 95% normal approximations over seeds.</p>",
-             "<h2>Key findings</h2><ul>"]
-    parts += [f"<li>{esc(v)}</li>" for v in report["key_findings"]] + ["</ul>"]
-    if report["defence_effects"]:
-        parts.append("<h2>Defences</h2><ul>")
-        parts += [f"<li>{esc(v)}</li>" for v in report["defence_effects"]] + ["</ul>"]
+             "<h2>Key findings</h2>"]
+    if report.get("worst_leak"):
+        parts.append(f"<p class='worst'><strong>Worst leak:</strong> "
+                     f"{esc(report['worst_leak'])}</p>")
+    for headline in report["headlines"]:
+        parts.append(f"<section class='headline' data-adversary='{esc(headline['adversary'])}'>"
+                     f"<h3>What {esc(headline['adversary'])} learns</h3><ul>")
+        parts += [f"<li>{esc(s)}</li>" for s in headline["sentences"]] + ["</ul></section>"]
+    if report["what_stops"]:
+        parts.append("<h2>What stops each attack</h2><ul class='stops'>")
+        parts += [f"<li>{esc(v)}</li>" for v in report["what_stops"]] + ["</ul>"]
     for heading, names in (("Leakage versus accuracy", [n for n in plots
                                                         if not n.startswith(EXAMPLES)]),
                            (SHOWN, [n for n in plots if n.startswith(EXAMPLES)])):
@@ -136,9 +144,13 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
              f"{report['n_cells']} runs, generated {report['generated']}. Intervals are 95% normal "
              f"approximations over seeds. {_stored(plot_files)}", "",
              "## Key findings", ""]
-    lines += [f"- {v}" for v in report["key_findings"]]
-    if report["defence_effects"]:
-        lines += ["", "## Defences", ""] + [f"- {v}" for v in report["defence_effects"]]
+    if report.get("worst_leak"):
+        lines += [f"**Worst leak:** {report['worst_leak']}", ""]
+    for headline in report["headlines"]:
+        lines += [f"### What {headline['adversary']} learns", ""]
+        lines += [f"- {s}" for s in headline["sentences"]] + [""]
+    if report["what_stops"]:
+        lines += ["## What stops each attack", ""] + [f"- {v}" for v in report["what_stops"]]
     lines += ["", "## Leakage versus accuracy", ""]
     lines += [f"![{f}]({f})" for f in plot_files if not _shown(f)]
     if any(_shown(f) for f in plot_files):

@@ -62,6 +62,7 @@ class PointRecovery(Scorer):
                "alignment, fraction of points within epsilon, each against the baseline.")
 
     Params = EpsilonParams
+    recovers = "{what} (up to a rigid motion)"
     glossary: ClassVar[Mapping[str, str]] = {
         "distance_error": (
             "the relative error on the hidden squared-distance block."),

@@ -229,6 +229,7 @@ class MatchedRows(Scorer):
     paper = PAPER
 
     Params = RowsParams
+    recovers = "{what} (rows in an unknown order)"
     glossary: ClassVar[Mapping[str, str]] = {
         "set_error": (
             "the relative error of the estimated rows matched to the victim's records."),

@@ -126,6 +126,7 @@ class ColumnSpace(Scorer):
     summary = ("Fraction of a private block's column space inside the estimated basis, largest "
                "principal angle, recovered and true rank, against a random subspace.")
     Params = EpsilonParams
+    recovers = "the column space of {what}"
     glossary: ClassVar[Mapping[str, str]] = {
         "captured": "the fraction of the private block inside the estimated span (1: its "
                     "whole column space).",
@@ -219,6 +220,7 @@ class BinaryColumnsScore(Scorer):
 
     summary = "Fraction of a block's 0/1 columns recovered exactly, and spurious columns."
     Params = EpsilonParams
+    recovers = "the 0/1 columns of {what}"
     glossary: ClassVar[Mapping[str, str]] = {
         "binary_columns": "the private blocks' non-constant 0/1 columns.",
         "recovered": "the fraction of those columns found exactly (up to complement).",
