@@ -45,6 +45,21 @@ def local_statistic(X: np.ndarray, statistic: str) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def sum_error(total: np.ndarray, exact: np.ndarray) -> float:
+    """``||total - exact|| / ||exact||``: what masking and defences added to the sum.
+
+    Examples
+    --------
+    >>> sum_error(np.array([3.0, 4.0]), np.array([3.0, 4.0]))
+    0.0
+    >>> round(sum_error(np.array([3.0, 4.5]), np.array([3.0, 4.0])), 3)
+    0.1
+    """
+    scale = float(np.linalg.norm(exact))
+    gap = float(np.linalg.norm(np.asarray(total, dtype=float) - exact))
+    return gap / scale if scale > 0 else gap
+
+
 def pooled_moments(total: np.ndarray, n_features: int) -> dict[str, np.ndarray]:
     """Mean (and variance, when sums of squares are present) from a summed statistic."""
     count = total[n_features]
@@ -93,7 +108,9 @@ class SecureSum(Protocol):
                                meta={"statistic": self.params.statistic})
         with net.stage("result", round=0):
             net.broadcast(AGGREGATOR, [p.name for p in senders], RESULT_TAG, total)
-        return Outcome(metrics={"n_senders": len(senders), "vector_length": int(total.size)},
+        exact = np.sum([p.private["vector"] for p in senders], axis=0)
+        return Outcome(metrics={"n_senders": len(senders), "vector_length": int(total.size),
+                                "sum_relative_error": sum_error(total, exact)},
                        values={"sum": total})
 
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:

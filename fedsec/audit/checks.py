@@ -4,6 +4,7 @@ against the protocols they face. Each check appends readable problems to a list.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from fedsec import registry
@@ -153,3 +154,52 @@ def check_threats(protocols: Mapping[str, type[Protocol]], dataset: Any, partiti
                     ThreatModel.parse(threat).check_parties(layout.parties)
                 except FedsecError as error:
                     problems.append(f"attacks ({attack.name}) as {threat!r} on {name}: {error}")
+
+
+def check_report(report: Any, attacks: Sequence[AttackSpec], *, search: SearchPath,
+                 problems: list[str]) -> None:
+    """``[report] metric = NAME``: a metric one of the scenario's scorers reports (by their
+    glossaries), plotted in the sweep and defence plots in place of the advantage."""
+    if report is None:
+        return
+    if not isinstance(report, Mapping) or set(report) - {"metric"}:
+        problems.append("[report] takes one key, metric = \"NAME\" (a metric the scorers "
+                        f"report, plotted instead of the advantage); got {report!r}")
+        return
+    metric = report.get("metric")
+    known = {"advantage"}
+    for attack in attacks:
+        scls = lookup("scorer", attack.scorer, search=search)
+        known |= set(getattr(scls, "glossary", {}))
+    if not isinstance(metric, str) or metric.removeprefix("baseline_") not in known:
+        problems.append(f"report.metric = {metric!r} is not a metric the scenario's scorers "
+                        f"report; they report: {', '.join(sorted(known))}")
+
+
+def split_choice(audit: Mapping[str, Any], base_dir: str, problems: list[str]) -> dict[str, Any]:
+    """The scenario's ``split_file`` (beside it) or ``split_seed``, checked."""
+    out: dict[str, Any] = {}
+    seed = audit.get("split_seed")
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            problems.append(f"audit.split_seed must be a whole number >= 0; got {seed!r}")
+        else:
+            out["split_seed"] = seed
+    name = audit.get("split_file")
+    if name is None:
+        return out
+    if not isinstance(name, str):
+        problems.append(f"audit.split_file must be a path; got {name!r}")
+        return out
+    if seed is not None or audit.get("test_size") is not None:
+        problems.append("audit.split_file fixes the test rows; give it without test_size or "
+                        "split_seed")
+    from fedsec.data.splits import read_split_file
+
+    path = Path(base_dir) / name
+    try:
+        rows = read_split_file(path)
+    except FedsecError as error:
+        problems.append(f"audit.split_file: {error}")
+        return out
+    return {**out, "split_file": str(path), "split_sha256": rows.sha256}

@@ -31,6 +31,9 @@ A scenario is a TOML file::
     show = 4                                     # optional: keep 4 reconstructed rows for
                                                  # the report (none are kept by default)
 
+    [report]                                     # optional: the metric the sweep and
+    metric = "distance_error"                    # defence plots show (default: advantage)
+
 Every problem is collected and reported at once: unknown names (with the
 valid ones), bad parameters, attacks that apply to none of the protocols and
 why, backends lacking operations a protocol needs, defences that do not apply,
@@ -64,9 +67,11 @@ from fedsec.audit.checks import (
     check_attacks_apply,
     check_dataset,
     check_defenses_apply,
+    check_report,
     check_runs,
     check_threats,
     lookup,
+    split_choice,
 )
 from fedsec.audit.examples import MAX_SHOW
 from fedsec.audit.grid import AttackSpec, Cell
@@ -80,7 +85,7 @@ AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "datase
               "backends",
               "backend", "seeds", "repetitions", "scaling", "test_size", "backend_params",
               "split_file", "split_seed"}
-TOP_KEYS = {"audit", "params", "sweep", "defenses", "attacks"}
+TOP_KEYS = {"audit", "params", "sweep", "defenses", "attacks", "report"}
 #: The largest sweep of one parameter, and the largest grid, an audit accepts.
 MAX_SWEEP_VALUES = 10_000
 MAX_CELLS = 100_000
@@ -216,7 +221,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         test_size=audit.get("test_size"), params=dict(raw.get("params", {})),
         sweep={k: tuple(v) for k, v in sweep.items()}, defenses=tuple(defenses),
         attacks=tuple(attacks), base_dir=base_dir,
-        **_split(audit, base_dir, problems),
+        **split_choice(audit, base_dir, problems),
     )
     # every run of the grid whose components exist, planned once per configuration
     runnable = replace(spec, protocols=tuple(classes), backends=tuple(backends_found),
@@ -226,6 +231,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
                problems=problems)
     check_defenses_apply(defenses, list(classes.values()), search=search, problems=problems)
     check_attacks_apply(attacks, list(classes.values()), search=search, problems=problems)
+    check_report(raw.get("report"), attacks, search=search, problems=problems)
     for dataset in datasets:
         check_threats(classes, dataset, spec.partition, attacks, problems)
     if not attacks:
@@ -233,35 +239,6 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     if problems:
         raise AuditSpecError(source, problems)
     return spec
-
-
-def _split(audit: Mapping[str, Any], base_dir: str, problems: list[str]) -> dict[str, Any]:
-    """``split_file`` (beside the scenario) or ``split_seed``, checked."""
-    out: dict[str, Any] = {}
-    seed = audit.get("split_seed")
-    if seed is not None:
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            problems.append(f"audit.split_seed must be a whole number >= 0; got {seed!r}")
-        else:
-            out["split_seed"] = seed
-    name = audit.get("split_file")
-    if name is None:
-        return out
-    if not isinstance(name, str):
-        problems.append(f"audit.split_file must be a path; got {name!r}")
-        return out
-    if seed is not None or audit.get("test_size") is not None:
-        problems.append("audit.split_file fixes the test rows; give it without test_size or "
-                        "split_seed")
-    from fedsec.data.splits import read_split_file
-
-    path = Path(base_dir) / name
-    try:
-        rows = read_split_file(path)
-    except FedsecError as error:
-        problems.append(f"audit.split_file: {error}")
-        return out
-    return {**out, "split_file": str(path), "split_sha256": rows.sha256}
 
 
 def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,

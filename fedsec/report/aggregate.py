@@ -96,6 +96,8 @@ def configurations(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                                                       for c in members),
             "errors": [c.get("error") for c in members if c["status"] != "ok"],
             "accuracy": mean_ci((c["metrics"].get("accuracy") for c in ok), (0.0, 1.0)),
+            "metrics": {k: mean_ci((c["metrics"].get(k) for c in ok), metric_range(k))
+                        for k in _numeric(ok)},
             "agrees_with_reference": all(c["agrees_with_reference"] for c in ok) if ok else None,
             "cost": {k: mean_ci(c["cost"].get(k) for c in ok)
                      for k in ("bytes", "messages", "wall_seconds", "crypto_seconds")},
@@ -104,6 +106,28 @@ def configurations(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         }
         out.append(entry)
     return out
+
+
+def _numeric(cells: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The protocol's numeric metrics (accuracy, a sum's error, ...) the cells report."""
+    return sorted({k for c in cells for k, v in c["metrics"].items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)})
+
+
+def utility(config: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    """What a configuration's protocol achieves, for weighing leakage against: its test
+    accuracy, or (for a protocol without one, such as a secure sum) its first error metric
+    against the exact result.
+
+    Examples
+    --------
+    >>> utility({"accuracy": {"mean": None}, "metrics": {"sum_relative_error": {"mean": 0.1}}})
+    ('sum_relative_error', {'mean': 0.1})
+    """
+    if config["accuracy"].get("mean") is not None:
+        return "accuracy", config["accuracy"]
+    errors = [k for k in config.get("metrics", {}) if k.endswith("error")]
+    return (errors[0], config["metrics"][errors[0]]) if errors else None
 
 
 def _attacks(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

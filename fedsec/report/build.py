@@ -13,9 +13,11 @@ from typing import Any
 from fedsec.errors import ValidationError
 from fedsec.report.aggregate import LEAKAGE, configurations
 from fedsec.report.examples import examples_plots
+from fedsec.report.frontier import frontier_svg
 from fedsec.report.headlines import headlines, what_stops, worst_leak
-from fedsec.report.plots import frontier_png, rounds_png, sweep_png
+from fedsec.report.plots import rounds_png
 from fedsec.report.render import EXAMPLES, html_report, markdown_report, verdict_lines
+from fedsec.report.sweeps import defence_png, defended_parameters, sweep_png
 from fedsec.report.tidy import write_tidy
 from fedsec.results import write_json
 
@@ -45,21 +47,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
                               "stale ones from an earlier scenario); run 'fedsec audit' again.")
     configs = sorted(configurations(cells), key=_order)
     pairs = sorted({(a["attack"], a["threat"]) for c in configs for a in c["attacks"]})
-    plots: dict[str, bytes] = {}
-    for attack, threat in pairs:
-        png = frontier_png(configs, attack, threat)
-        if png is not None:
-            plots[f"frontier_{_slug(attack)}_{_slug(threat)}.png"] = png
-        png = rounds_png(cells, attack, threat)
-        if png is not None:
-            plots[f"rounds_{_slug(attack)}_{_slug(threat)}.png"] = png
-    swept = list(scenario["scenario"].get("sweep", {}))
-    for parameter in swept:
-        png = sweep_png(configs, parameter, pairs, others=swept)
-        if png is not None:
-            plots[f"sweep_{_slug(parameter)}.png"] = png
-    for (attack, threat, configuration), png in examples_plots(cells).items():
-        plots[f"{EXAMPLES}{_slug(attack)}_{_slug(threat)}_{_slug(configuration)}.png"] = png
+    plots = _plots(configs, cells, scenario["scenario"], pairs)
     scorers = _scorers(configs, scenario.get("base_dir", "."))
     templates = {name: cls.recovers for name, cls in scorers.items()}
     found = headlines(configs, templates)
@@ -80,8 +68,11 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "commands": [c["command"] for c in cells],
     }
     (out / "plots").mkdir(exist_ok=True)
-    for name, png in plots.items():
-        (out / "plots" / name).write_bytes(png)
+    for old in (out / "plots").iterdir():  # an earlier build's plots that are gone now
+        if old.suffix in (".png", ".svg") and old.name not in plots:
+            old.unlink()
+    for name, data in plots.items():
+        (out / "plots" / name).write_bytes(data)
     _write_text(out / "report.html", html_report(report, plots))
     _write_text(out / "report.md", markdown_report(report, [f"plots/{n}" for n in plots]))
     json_report = {**report, "who_learned": [{"threat": t, "attack": a, "configurations": c}
@@ -90,6 +81,33 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     write_json(out / "results.json", json_report)
     write_tidy(out, cells)
     return json_report
+
+
+def _plots(configs: list[dict[str, Any]], cells: list[dict[str, Any]],
+           scenario: dict[str, Any], pairs: list[tuple[str, str]]) -> dict[str, bytes]:
+    """Every plot of the report by file name: frontiers (SVG, hover for configurations),
+    leakage per round, sweeps of protocol and defence parameters, kept reconstructions."""
+    metric = str(scenario.get("report", {}).get("metric", LEAKAGE))
+    plots: dict[str, bytes] = {}
+    for attack, threat in pairs:
+        svg = frontier_svg(configs, attack, threat)
+        if svg is not None:
+            plots[f"frontier_{_slug(attack)}_{_slug(threat)}.svg"] = svg
+        png = rounds_png(cells, attack, threat)
+        if png is not None:
+            plots[f"rounds_{_slug(attack)}_{_slug(threat)}.png"] = png
+    swept = list(scenario.get("sweep", {}))
+    for parameter in swept:
+        png = sweep_png(configs, parameter, pairs, others=swept, metric=metric)
+        if png is not None:
+            plots[f"sweep_{_slug(parameter)}.png"] = png
+    for defence, parameter in defended_parameters(configs):
+        png = defence_png(configs, defence, parameter, pairs, metric=metric)
+        if png is not None:
+            plots[f"defence_{_slug(defence)}_{_slug(parameter)}.png"] = png
+    for (attack, threat, configuration), png in examples_plots(cells).items():
+        plots[f"{EXAMPLES}{_slug(attack)}_{_slug(threat)}_{_slug(configuration)}.png"] = png
+    return plots
 
 
 BASELINE = ("each attack's naive guess from what the adversary legitimately learns (for "

@@ -9,6 +9,7 @@ from typing import Any
 
 from fedsec.cost import human_bytes
 from fedsec.report.aggregate import LEAKAGE
+from fedsec.report.frontier import scoped_ids
 from fedsec.report.verdicts import attack_verdict
 
 EXAMPLES = "examples_"
@@ -24,6 +25,8 @@ th,td{border:1px solid #ddd;padding:.3em .55em;text-align:left;vertical-align:to
 th{background:#f4f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.82em}
 img.plot{max-width:100%;border:1px solid #eee;margin:.5em 0}
+figure.plot{margin:.5em 0}
+figure.plot svg{width:min(100%,825px);height:auto;border:1px solid #eee}
 .muted{color:#666;font-size:.9em}p.worst{font-size:1.05em;background:#fff4f4;
 padding:.5em .8em;border-left:4px solid #b00020}h3{font-size:1.1em;margin:.9em 0 .2em}
 .bad{color:#b00020}.good{color:#006b3c}
@@ -107,7 +110,11 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
         if heading == SHOWN and not names:
             continue
         parts.append(f"<h2>{esc(heading)}</h2>")
-        for name in names:
+        for i, name in enumerate(names):
+            if name.endswith(".svg"):  # inline, so that its points name themselves on hover
+                svg = scoped_ids(plots[name].decode("utf-8"), f"plot{i}")
+                parts.append(f"<figure class='plot svg' data-name='{esc(name)}'>{svg}</figure>")
+                continue
             data = base64.b64encode(plots[name]).decode()
             parts.append(f"<img class='plot' alt='{esc(name)}' "
                          f"src='data:image/png;base64,{data}'>")
