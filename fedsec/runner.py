@@ -36,7 +36,10 @@ from fedsec.transcript import TranscriptWriter
 if TYPE_CHECKING:  # pragma: no cover
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-__all__ = ["RunConfig", "RunPlan", "RunResult", "execute", "plan", "run"]
+    from fedsec.data import Dataset
+    from fedsec.data.dataset import Split
+
+__all__ = ["RunConfig", "RunPlan", "RunResult", "data_split", "execute", "plan", "run"]
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
@@ -74,21 +77,8 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     config, protocol, backend = checked.config, checked.protocol, checked.backend
     defenses, spec = checked.defenses, checked.partition
 
-    from fedsec.data import load_spec
-
     say(f"loading dataset {checked.dataset}")
-    dataset = load_spec(checked.dataset)
-    if checked.split_rows is not None:
-        from fedsec.data.splits import split_at
-
-        split = split_at(dataset, checked.split_rows, source=f"split file {config.split_file}")
-        described = f"file {config.split_file} (sha256 {checked.split_rows.sha256[:16]})"
-    else:
-        split_seed = config.seed if config.split_seed is None else config.split_seed
-        split = dataset.split(test_size=checked.test_size, rng=generator(split_seed, "split"))
-        described = (f"seeded by split_seed {split_seed}" if config.split_seed is not None
-                     else "seeded by the run's seed")
-    split = split.scaled(checked.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
+    dataset, split, described = _load(checked)
     train, test = split.train, split.test
     protocol.check_data(train.n_samples, train.n_features)
     partition = spec.apply(
@@ -158,6 +148,41 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         write_json(out / RESULT_FILE, record.to_json())
     return RunResult(record=record, outcome=outcome, reference=reference,
                      transcript=transcript, private=private)
+
+
+def data_split(config: RunConfig | RunPlan) -> Split:
+    """The train and test sets a run of ``config`` uses: the same rows, scaled the same way.
+
+    What a user evaluates a run's model on (``result.model.predict(split.test.X)``).
+
+    Examples
+    --------
+    >>> split = data_split(RunConfig(protocol="secure-sum", dataset="iris", seed=1))
+    >>> split.train.n_samples + split.test.n_samples
+    150
+    """
+    checked = config if isinstance(config, RunPlan) else plan(config)
+    return _load(checked)[1]
+
+
+def _load(checked: RunPlan) -> tuple[Dataset, Split, str]:
+    """The dataset, its scaled split, and how the rows were split (for the record)."""
+    from fedsec.data import load_spec
+
+    config = checked.config
+    dataset = load_spec(checked.dataset)
+    if checked.split_rows is not None:
+        from fedsec.data.splits import split_at
+
+        split = split_at(dataset, checked.split_rows, source=f"split file {config.split_file}")
+        described = f"file {config.split_file} (sha256 {checked.split_rows.sha256[:16]})"
+    else:
+        split_seed = config.seed if config.split_seed is None else config.split_seed
+        split = dataset.split(test_size=checked.test_size, rng=generator(split_seed, "split"))
+        described = (f"seeded by split_seed {split_seed}" if config.split_seed is not None
+                     else "seeded by the run's seed")
+    split = split.scaled(checked.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
+    return dataset, split, described
 
 
 def _command_line() -> str:

@@ -15,6 +15,7 @@ import numpy as np
 from fedsec.interfaces import CentralizedProtocol, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
+from fedsec.protocols.fedcg.model import krls_model
 from fedsec.protocols.fedcg.setup import (
     SERVER,
     FedCGParams,
@@ -64,9 +65,11 @@ def reference_outcome(params: FedCGParams, train: Dataset, test: Dataset,
     shared = centralized_shared(params, train, seed)
     Y = krls.label_matrix(train.y, train.n_classes)
     result, _ = solve(params, shared, train.X, Y)
-    scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, test)
+    model = krls_model(shared.W, shared.gamma, result.alpha)
+    scores, metrics = evaluate(model, test)
     metrics.update(epochs=result.epochs, converged=result.converged)
-    return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores})
+    return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
+                   model=model)
 
 
 @register("protocol", "cencg")

@@ -23,6 +23,7 @@ from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
 from fedsec.protocols.fedcg.cencg import FederatedCG, solve_kernel
+from fedsec.protocols.fedcg.model import krls_model
 from fedsec.protocols.fedcg.setup import (
     SERVER,
     FedCGParams,
@@ -80,7 +81,9 @@ class FedCGNaive(FederatedCG):
             result = solve_kernel(params, shared.alpha0, K, np.vstack(labels))
         with net.stage("model", round=0):
             net.broadcast(SERVER, federation.partition.data_parties, tags.MODEL, result.alpha)
-        scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, federation.test)
+        model = krls_model(shared.W, shared.gamma, result.alpha)
+        scores, metrics = evaluate(model, federation.test)
         metrics.update(epochs=result.epochs, converged=result.converged)
         return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
+                       model=model,
                        truth={**gram_truth(cohort_kernels), "landmarks": shared.W})

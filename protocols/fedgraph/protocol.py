@@ -45,6 +45,7 @@ from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedgraph import clustering, graph, models, tags
 from fedsec.protocols.fedgraph.cluster_size import choose_size
+from fedsec.protocols.fedgraph.graph_model import GraphModel, MLPModel, client_extractor
 from fedsec.protocols.fedgraph.items import (
     GroupItems,
     clusterable,
@@ -167,7 +168,13 @@ class FedGraph(Protocol):
                        n_edges=int((data.adjacency.sum() - len(names)) // 2))
         if p.clustering in ("crc", "random"):
             metrics["rows_withheld"] = withheld
-        return Outcome(metrics=metrics, values={"test_scores": scores})
+        model = GraphModel(
+            n_features=test.n_features, inputs=p.inputs, classes=C,
+            clients=tuple(client_extractor(c.columns, c.model, p.hidden, p.layers, C, c.depth)
+                          for c in clients),
+            gcn=nn.flatten(gcn), gcn_hidden=p.gcn_hidden, gcn_layers=p.gcn_layers,
+            adjacency=data.adjacency, edges=data.edges)
+        return Outcome(metrics=metrics, values={"test_scores": scores}, model=model)
 
     def _train_clients(self, federation: Federation, clients: list[_Client],
                        test: Dataset) -> dict[str, Any]:
@@ -349,8 +356,11 @@ class FedGraph(Protocol):
             model = models.build_mlp(train.n_features, p.hidden, p.layers, C, torch_seed)
             models.fit(model, scale_inputs(train.X, p.inputs), train.y, p.local, torch_seed)
             scores = models.predict(model, scale_inputs(test.X, p.inputs))
+        trained = MLPModel(inputs=p.inputs, weights=nn.flatten(model),
+                           n_features=train.n_features, hidden=p.hidden, layers=p.layers,
+                           classes=C)
         return Outcome(metrics=classification_metrics(test.y, scores),
-                       values={"test_scores": scores})
+                       values={"test_scores": scores}, model=trained)
 
 
 def _raw_groups(clients: list[_Client], embeddings: dict[str, np.ndarray],
