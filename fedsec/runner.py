@@ -19,6 +19,7 @@ from fedsec.outdir import hold
 from fedsec.plan import RunConfig, RunPlan, plan
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
 from fedsec.private_store import save_private, truth_key
+from fedsec.progress import ProgressHook
 from fedsec.results import (
     RESULT_FILE,
     DataSummary,
@@ -44,21 +45,25 @@ __all__ = ["RunConfig", "RunPlan", "RunResult", "data_split", "execute", "plan",
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         progress: Callable[[str], None] | None = None, prefault: bool = True,
-        sign_key: Ed25519PrivateKey | None = None) -> RunResult:
+        sign_key: Ed25519PrivateKey | None = None,
+        on_progress: ProgressHook | None = None) -> RunResult:
     """Plan ``config`` (:func:`fedsec.plan.plan`), then execute it (:func:`execute`).
 
     Everything that can be checked is checked before the first message: names,
     parameters, defences' applicability, the backend's operations, the
     dataset's name, the partition kind. ``sign_key`` signs the transcript's end record
-    (:mod:`fedsec.transcript.signing`).
+    (:mod:`fedsec.transcript.signing`). ``progress`` receives what the run is doing, as
+    text; ``on_progress`` how far its long loops are (:class:`~fedsec.progress.Progress`:
+    rounds, epochs, iterations). Neither changes the transcript or the result.
     """
     return execute(plan(config), out_dir, progress=progress, prefault=prefault,
-                   sign_key=sign_key)
+                   sign_key=sign_key, on_progress=on_progress)
 
 
 def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
             progress: Callable[[str], None] | None = None, prefault: bool = True,
-            sign_key: Ed25519PrivateKey | None = None) -> RunResult:
+            sign_key: Ed25519PrivateKey | None = None,
+            on_progress: ProgressHook | None = None) -> RunResult:
     """Run a plan; with ``out_dir``, write the transcript, result and private store there.
 
     ``prefault`` lets the transcript's writer fault memory in ahead on a helper
@@ -66,13 +71,16 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     every core busy already turn it off.
     """
     if out_dir is None:
-        return _execute(checked, None, progress=progress, prefault=prefault, sign_key=sign_key)
+        return _execute(checked, None, progress=progress, prefault=prefault, sign_key=sign_key,
+                        on_progress=on_progress)
     with hold(out_dir, "fedsec run") as out:
-        return _execute(checked, out, progress=progress, prefault=prefault, sign_key=sign_key)
+        return _execute(checked, out, progress=progress, prefault=prefault, sign_key=sign_key,
+                        on_progress=on_progress)
 
 
 def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], None] | None,
-             prefault: bool, sign_key: Ed25519PrivateKey | None) -> RunResult:
+             prefault: bool, sign_key: Ed25519PrivateKey | None,
+             on_progress: ProgressHook | None) -> RunResult:
     say = progress or (lambda _msg: None)
     config, protocol, backend = checked.config, checked.protocol, checked.backend
     defenses, spec = checked.defenses, checked.partition
@@ -102,6 +110,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
                                            test=test)
     federation.progress = progress
+    federation.on_progress = on_progress
     say(f"running {protocol.name} among {len(partition.parties)} parties with {backend.name}")
     started = time.perf_counter()  # the protocol's own time: data loading and imports excluded
     try:

@@ -191,6 +191,7 @@ class FDSKL(Protocol):
                     self._save(workers[a], pairs, Z, k, stride)
                 self._iterate(federation, workers, active, plan.samples, y, t0, t1_,
                               derivative, decay, block)
+            federation.advance(self.name, t1_, p.n_iterations, "iteration")
         return self._outcome(federation, workers, active, plan, width, phases, holders, n_pairs)
 
     # -- setup ---------------------------------------------------------------------------

@@ -78,7 +78,11 @@ class FedCGNaive(FederatedCG):
                                           tag=tags.MASKED_LABELS, meta={tags.COHORT: h}))
         with net.stage("solve", round=0), net.compute(SERVER):
             K = np.vstack([cohort_kernels[h] for h in sorted(cohort_kernels)])
-            result = solve_kernel(params, shared.alpha0, K, np.vstack(labels))
+            label = f"{self.name} CG"
+            result = solve_kernel(params, shared.alpha0, K, np.vstack(labels),
+                                  on_epoch=lambda epoch: federation.advance(
+                                      label, epoch, params.max_epochs, "epoch"))
+        federation.advance(label, result.epochs, params.max_epochs, "epoch", final=True)
         with net.stage("model", round=0):
             net.broadcast(SERVER, federation.partition.data_parties, tags.MODEL, result.alpha)
         model = krls_model(shared.W, shared.gamma, result.alpha)

@@ -177,8 +177,12 @@ class FedCGSecure(FederatedCG):
 
         with net.compute(SERVER):
             tol = absolute_tol(params, residual0)
-        result = krls.conjugate_gradient(apply_A, residual0, shared.alpha0, tol=tol,
-                                         max_epochs=params.max_epochs)
+        label = f"{self.name} CG"
+        result = krls.conjugate_gradient(
+            apply_A, residual0, shared.alpha0, tol=tol, max_epochs=params.max_epochs,
+            on_epoch=lambda epoch, _a, _p: federation.advance(label, epoch, params.max_epochs,
+                                                              "epoch"))
+        federation.advance(label, result.epochs, params.max_epochs, "epoch", final=True)
         with net.stage("model", round=result.epochs + 1):
             net.broadcast(SERVER, clients, tags.MODEL, result.alpha)
         model = krls_model(shared.W, shared.gamma, result.alpha)

@@ -140,7 +140,7 @@ def fit_rounds(federation: Federation, backend: MaskingBackend, p: HFedMVParams,
             with net.compute(SERVER):
                 Ws = unflatten_weights(total[1:] / total[0], shapes)
             local_change = max(changes) if changes else float("nan")
-        federation.report(f"{what} round {round_} of {p.rounds} done")
+        federation.advance(f"{what} rounds", round_, p.rounds, "round")
     for client in clients:
         client.private[tags.FINAL_LOCAL_WEIGHTS] = previous[client.name]
     head = consensus_head(Ws, p.zeta, p.test_tol, p.max_test_steps)

@@ -246,7 +246,7 @@ class SFedMV(FederatedMVL):
                                    tag=tags.EXTRACTOR_UPDATE, meta=meta)
                 with net.compute(SERVER):
                     weights = total[1:] / total[0]
-            federation.report(f"s-fedmv FedAvg round {round_} of {p.fedavg_rounds} done")
+            federation.advance("s-fedmv FedAvg", round_, p.fedavg_rounds, "round")
         return weights
 
     def _local_baselines(self, seed: int, specs: dict[str, extractor.ExtractorSpec],

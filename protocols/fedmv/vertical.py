@@ -151,8 +151,8 @@ class VFedMV(FederatedMVL):
                     Z_new = maths.consensus(total[1:].reshape(N, C), float(total[0]), p.eta, Y)
                     change = np.linalg.norm(Z_new - Z) / max(float(np.linalg.norm(Z)), TINY)
                     Z = Z_new
-            federation.report(f"v-fedmv round {round_}: the consensus moved {change:.2e} "
-                              f"(stops at {p.tol:g} or round {p.max_rounds})")
+            federation.advance(f"{self.name} rounds (the consensus settles)", round_,
+                               p.max_rounds, "round", final=change <= p.tol)
             if change <= p.tol:
                 converged = True
                 break
