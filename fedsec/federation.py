@@ -13,6 +13,7 @@ from fedsec.errors import CapabilityError, UnknownNameError, ValidationError
 from fedsec.keys import KeyStore, fingerprint
 from fedsec.network import Network
 from fedsec.private_store import truth_key
+from fedsec.progress import Progress, ProgressHook
 from fedsec.seeding import generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,6 +65,7 @@ class Federation:
         self.partition = partition
         self.test = test
         self.progress: Callable[[str], None] | None = None
+        self.on_progress: ProgressHook | None = None
         self._last_report = 0.0
 
     def report(self, message: str, *, every: float = 2.0) -> None:
@@ -75,6 +77,14 @@ class Federation:
         if now - self._last_report >= every:
             self._last_report = now
             self.progress(message)
+
+    def advance(self, label: str, done: int, total: int, unit: str, *,
+                final: bool = False) -> None:
+        """Tell whoever runs the protocol that ``done`` of ``total`` (counted in ``unit``) of
+        ``label`` are done (:class:`~fedsec.progress.Progress`; ``fedsec run`` draws a bar).
+        Nothing when nobody listens; never part of the transcript."""
+        if self.on_progress is not None:
+            self.on_progress(Progress(label, done, total, unit, final=final))
 
     @classmethod
     def from_partition(

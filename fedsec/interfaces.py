@@ -20,6 +20,7 @@ from fedsec.backends.api import MaskingBackend, backends
 from fedsec.component import Component
 from fedsec.errors import CapabilityError
 from fedsec.outcomes import Outcome, Reconstruction
+from fedsec.progress import Progress, ProgressHook
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -152,6 +153,9 @@ class Attack(Component, ABC):
     """
 
     kind = "attack"
+    progress_hook: ProgressHook | None = None
+    """Set by whoever runs the attack (the CLI) to follow its long loops; an attack only
+    reports to it (:meth:`report_progress`), it reads nothing but its View."""
     default_scorer: ClassVar[str] = "reconstruction-error"
     needs_tags: ClassVar[frozenset[str]] = frozenset()
     needs_any_tags: ClassVar[frozenset[str]] = frozenset()
@@ -194,6 +198,13 @@ class Attack(Component, ABC):
         reason = self.not_applicable(view)
         if reason is not None:
             raise CapabilityError(f"Attack {self.name!r} does not apply: {reason}.")
+
+    def report_progress(self, done: int, total: int, unit: str, *, label: str = "",
+                        final: bool = False) -> None:
+        """``done`` of ``total`` (iterations, steps: ``unit``) of ``label`` (the attack's
+        name by default) to :attr:`progress_hook`, when one is set."""
+        if self.progress_hook is not None:
+            self.progress_hook(Progress(label or self.name, done, total, unit, final=final))
 
     @abstractmethod
     def run(self, view: View) -> Reconstruction:

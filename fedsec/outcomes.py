@@ -24,7 +24,11 @@ class Outcome:
         Extra ground truth for scoring attacks, beyond the parties' private
         holdings (for example a hidden distance block).
     model : object, optional
-        The trained model, when there is one (it has ``predict``).
+        The trained model, an estimator with ``predict`` (and ``decision_function`` or
+        ``predict_proba`` where the maths gives them) that reads the dataset's full feature
+        matrix, columns in order, and returns class codes in the dataset's label encoding
+        (:mod:`fedsec.estimators`). The evaluator's output, never a message. None when the
+        protocol trains no model (``secure-sum``: its result is a sum).
     """
 
     metrics: Mapping[str, float] = field(default_factory=dict)

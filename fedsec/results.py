@@ -172,7 +172,9 @@ class RunResult:
 
     @property
     def model(self) -> Any:
-        """The trained model, when the protocol produces one."""
+        """The trained model, an estimator with ``predict`` (see :class:`~fedsec.outcomes.Outcome`);
+        None when the protocol trains none (``secure-sum``). ``reference.model`` is the
+        centralized reference's."""
         return self.outcome.model
 
 

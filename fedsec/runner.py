@@ -19,6 +19,7 @@ from fedsec.outdir import hold
 from fedsec.plan import RunConfig, RunPlan, plan
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
 from fedsec.private_store import save_private, truth_key
+from fedsec.progress import ProgressHook
 from fedsec.results import (
     RESULT_FILE,
     DataSummary,
@@ -36,26 +37,33 @@ from fedsec.transcript import TranscriptWriter
 if TYPE_CHECKING:  # pragma: no cover
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-__all__ = ["RunConfig", "RunPlan", "RunResult", "execute", "plan", "run"]
+    from fedsec.data import Dataset
+    from fedsec.data.dataset import Split
+
+__all__ = ["RunConfig", "RunPlan", "RunResult", "data_split", "execute", "plan", "run"]
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         progress: Callable[[str], None] | None = None, prefault: bool = True,
-        sign_key: Ed25519PrivateKey | None = None) -> RunResult:
+        sign_key: Ed25519PrivateKey | None = None,
+        on_progress: ProgressHook | None = None) -> RunResult:
     """Plan ``config`` (:func:`fedsec.plan.plan`), then execute it (:func:`execute`).
 
     Everything that can be checked is checked before the first message: names,
     parameters, defences' applicability, the backend's operations, the
     dataset's name, the partition kind. ``sign_key`` signs the transcript's end record
-    (:mod:`fedsec.transcript.signing`).
+    (:mod:`fedsec.transcript.signing`). ``progress`` receives what the run is doing, as
+    text; ``on_progress`` how far its long loops are (:class:`~fedsec.progress.Progress`:
+    rounds, epochs, iterations). Neither changes the transcript or the result.
     """
     return execute(plan(config), out_dir, progress=progress, prefault=prefault,
-                   sign_key=sign_key)
+                   sign_key=sign_key, on_progress=on_progress)
 
 
 def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
             progress: Callable[[str], None] | None = None, prefault: bool = True,
-            sign_key: Ed25519PrivateKey | None = None) -> RunResult:
+            sign_key: Ed25519PrivateKey | None = None,
+            on_progress: ProgressHook | None = None) -> RunResult:
     """Run a plan; with ``out_dir``, write the transcript, result and private store there.
 
     ``prefault`` lets the transcript's writer fault memory in ahead on a helper
@@ -63,32 +71,22 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     every core busy already turn it off.
     """
     if out_dir is None:
-        return _execute(checked, None, progress=progress, prefault=prefault, sign_key=sign_key)
+        return _execute(checked, None, progress=progress, prefault=prefault, sign_key=sign_key,
+                        on_progress=on_progress)
     with hold(out_dir, "fedsec run") as out:
-        return _execute(checked, out, progress=progress, prefault=prefault, sign_key=sign_key)
+        return _execute(checked, out, progress=progress, prefault=prefault, sign_key=sign_key,
+                        on_progress=on_progress)
 
 
 def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], None] | None,
-             prefault: bool, sign_key: Ed25519PrivateKey | None) -> RunResult:
+             prefault: bool, sign_key: Ed25519PrivateKey | None,
+             on_progress: ProgressHook | None) -> RunResult:
     say = progress or (lambda _msg: None)
     config, protocol, backend = checked.config, checked.protocol, checked.backend
     defenses, spec = checked.defenses, checked.partition
 
-    from fedsec.data import load_spec
-
     say(f"loading dataset {checked.dataset}")
-    dataset = load_spec(checked.dataset)
-    if checked.split_rows is not None:
-        from fedsec.data.splits import split_at
-
-        split = split_at(dataset, checked.split_rows, source=f"split file {config.split_file}")
-        described = f"file {config.split_file} (sha256 {checked.split_rows.sha256[:16]})"
-    else:
-        split_seed = config.seed if config.split_seed is None else config.split_seed
-        split = dataset.split(test_size=checked.test_size, rng=generator(split_seed, "split"))
-        described = (f"seeded by split_seed {split_seed}" if config.split_seed is not None
-                     else "seeded by the run's seed")
-    split = split.scaled(checked.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
+    dataset, split, described = _load(checked)
     train, test = split.train, split.test
     protocol.check_data(train.n_samples, train.n_features)
     partition = spec.apply(
@@ -112,6 +110,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
                                            test=test)
     federation.progress = progress
+    federation.on_progress = on_progress
     say(f"running {protocol.name} among {len(partition.parties)} parties with {backend.name}")
     started = time.perf_counter()  # the protocol's own time: data loading and imports excluded
     try:
@@ -158,6 +157,41 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         write_json(out / RESULT_FILE, record.to_json())
     return RunResult(record=record, outcome=outcome, reference=reference,
                      transcript=transcript, private=private)
+
+
+def data_split(config: RunConfig | RunPlan) -> Split:
+    """The train and test sets a run of ``config`` uses: the same rows, scaled the same way.
+
+    What a user evaluates a run's model on (``result.model.predict(split.test.X)``).
+
+    Examples
+    --------
+    >>> split = data_split(RunConfig(protocol="secure-sum", dataset="iris", seed=1))
+    >>> split.train.n_samples + split.test.n_samples
+    150
+    """
+    checked = config if isinstance(config, RunPlan) else plan(config)
+    return _load(checked)[1]
+
+
+def _load(checked: RunPlan) -> tuple[Dataset, Split, str]:
+    """The dataset, its scaled split, and how the rows were split (for the record)."""
+    from fedsec.data import load_spec
+
+    config = checked.config
+    dataset = load_spec(checked.dataset)
+    if checked.split_rows is not None:
+        from fedsec.data.splits import split_at
+
+        split = split_at(dataset, checked.split_rows, source=f"split file {config.split_file}")
+        described = f"file {config.split_file} (sha256 {checked.split_rows.sha256[:16]})"
+    else:
+        split_seed = config.seed if config.split_seed is None else config.split_seed
+        split = dataset.split(test_size=checked.test_size, rng=generator(split_seed, "split"))
+        described = (f"seeded by split_seed {split_seed}" if config.split_seed is not None
+                     else "seeded by the run's seed")
+    split = split.scaled(checked.scaling)  # type: ignore[arg-type]  # fit_scaler validates it
+    return dataset, split, described
 
 
 def _command_line() -> str:

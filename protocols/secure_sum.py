@@ -6,6 +6,7 @@ each data party's vector is a local statistic of its shard (column sums and
 row count, optionally sums of squares), so the sum yields the pooled mean and
 variance of every feature. Whether the aggregator also learns individual
 vectors depends only on the masking backend, which is what an audit checks.
+Nothing is trained: the result's ``model`` is None.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ hidden as well.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,15 +46,18 @@ ALL_METHODS = (*METHODS, "nystrom")
 
 
 def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, method: str, *,
-                          rng: np.random.Generator, max_iter: int) -> np.ndarray:
-    """The completed ``D_X`` (n×n) from cross distances and, when known, landmark distances."""
+                          rng: np.random.Generator, max_iter: int,
+                          on_iteration: Callable[[int], None] | None = None) -> np.ndarray:
+    """The completed ``D_X`` (n×n) from cross distances and, when known, landmark distances;
+    ``on_iteration(iteration)`` follows the completion."""
     n = D_XW.shape[0]
     if method == "nystrom":
         if D_W is None:
             raise ValueError("The Nyström formula needs the landmark distances D_W.")
         return nystrom_completion(np.nan_to_num(D_XW, nan=np.nanmean(D_XW)), D_W, dim)
     D, mask = assemble_edm(None, D_XW, D_W)  # NaN (underflowed) entries and D_W=None: unknown
-    full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter)
+    progress = None if on_iteration is None else (lambda it, _value: on_iteration(int(it)))
+    full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter, progress=progress)
     return full[:n, :n]
 
 
@@ -89,13 +93,22 @@ class EDMCompletion(Attack):
         seeded = seeded_landmarks(view, n_features, gamma) if gamma is not None else None
         rng = generator(self.params.seed, f"attack/{self.name}")
         estimates, baseline, known_dw = {}, {}, {}
-        for block in blocks:
+        for number, block in enumerate(blocks, start=1):
             owner, cell, cols = block.cells[0]
+            label = f"{self.name} block {number} of {len(blocks)}"
             widths = seeded[1] if seeded is not None else gamma
             D_XW = kernel_distances(block.K, widths)
             D_W = self._landmark_distances(D_XW, seeded, list(cols))
+            reached = [0]  # the last iteration reported (a completer may stop early)
+
+            def follow(iteration: int, label: str = label, reached: list[int] = reached) -> None:
+                reached[0] = iteration
+                self.report_progress(iteration, self.params.max_iter, "iteration", label=label)
+
             D_X = complete_hidden_block(D_XW, D_W, len(cols), self.params.method, rng=rng,
-                                        max_iter=self.params.max_iter)
+                                        max_iter=self.params.max_iter, on_iteration=follow)
+            self.report_progress(reached[0], self.params.max_iter, "iteration", label=label,
+                                 final=True)
             key = shard_key(owner, cell, "X")
             estimates[key] = classical_mds(D_X, len(cols))
             baseline[key] = np.zeros((block.K.shape[0], len(cols)))

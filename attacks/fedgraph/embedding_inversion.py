@@ -97,7 +97,9 @@ class EmbeddingInversion(Attack):
                 if sent is None:
                     continue
                 v = sent[:p.max_rows]
-                x = invert(g, v, steps=p.steps, lr=p.lr)
+                x = invert(g, v, steps=p.steps, lr=p.lr,
+                           on_step=lambda s, n=name: self.report_progress(
+                               s, p.steps, "step", label=f"{self.name} of {n}"))
                 key = truth_key(name, "value", *truth.split("/"))
                 estimates[key] = x
                 baseline[key] = np.repeat(x.mean(axis=0, keepdims=True), len(x), axis=0)

@@ -94,7 +94,9 @@ class InverseNetwork(Attack):
                 g = extractor_from(held, WEIGHTS, LAYOUT)
                 aux = np.asarray(held[AUXILIARY], dtype=np.float64)
                 f = fit_inverse(embed(g, aux), aux, hidden=p.hidden, epochs=p.epochs,
-                                lr=p.lr, batch_size=p.batch_size, seed=p.seed + i)
+                                lr=p.lr, batch_size=p.batch_size, seed=p.seed + i,
+                                on_epoch=lambda e, n=name: self.report_progress(
+                                    e, p.epochs, "epoch", label=f"{self.name} of {n}"))
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
                 assert sent is not None  # _targets keeps senders of test embeddings
                 x = apply_inverse(f, sent[:p.max_rows])

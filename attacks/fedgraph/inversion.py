@@ -16,7 +16,7 @@ Two attacks of He, Zhang, Lee, "Model inversion attacks against collaborative in
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -49,11 +49,13 @@ def extractor_from(held: Mapping[str, Any], weights_key: str, layout_key: str) -
 
 
 def invert(g: Any, embeddings: np.ndarray, *, steps: int, lr: float, tv: float = 0.0,
-           positions: np.ndarray | None = None) -> np.ndarray:
+           positions: np.ndarray | None = None,
+           on_step: Callable[[int], None] | None = None) -> np.ndarray:
     """The inputs in [-1, 1] whose embeddings under ``g`` best match ``embeddings``.
 
     ``positions`` (optional, ``(d, 2)`` integer row/column of each input on an image grid)
-    turns on the total-variation prior between inputs that are grid neighbours.
+    turns on the total-variation prior between inputs that are grid neighbours;
+    ``on_step(steps_done)`` follows the steps.
     """
     torch = require_torch(WHAT)
     for p in g.parameters():
@@ -63,7 +65,7 @@ def invert(g: Any, embeddings: np.ndarray, *, steps: int, lr: float, tv: float =
     z = torch.zeros((len(V), d), requires_grad=True)
     pairs = _neighbours(positions) if (tv and positions is not None) else None
     optimizer = torch.optim.Adam([z], lr=lr)
-    for _ in range(steps):
+    for step in range(1, steps + 1):
         optimizer.zero_grad()
         x = torch.tanh(z)
         loss = ((g(x) - V) ** 2).sum(dim=1).mean()
@@ -71,11 +73,14 @@ def invert(g: Any, embeddings: np.ndarray, *, steps: int, lr: float, tv: float =
             loss = loss + tv * (x[:, pairs[:, 0]] - x[:, pairs[:, 1]]).abs().sum(dim=1).mean()
         loss.backward()
         optimizer.step()
+        if on_step is not None:
+            on_step(step)
     return np.tanh(z.detach().numpy().astype(np.float64))
 
 
 def fit_inverse(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epochs: int,
-                lr: float, batch_size: int, seed: int) -> Any:
+                lr: float, batch_size: int, seed: int,
+                on_epoch: Callable[[int], None] | None = None) -> Any:
     """An inverse network trained on pairs ``(embeddings[i], inputs[i])``: an MLP with two
     hidden ReLU layers of ``hidden`` units and a tanh output (inputs in [-1, 1]), Adam on the
     squared error, mini-batches in a seeded order. Call inside
@@ -91,12 +96,14 @@ def fit_inverse(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epoc
             torch.nn.Linear(hidden, X.shape[1]), torch.nn.Tanh())
     optimizer = torch.optim.Adam(f.parameters(), lr=lr)
     order = torch.Generator().manual_seed(seed)
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         for batch in torch.randperm(len(E), generator=order).split(batch_size):
             optimizer.zero_grad()
             loss = ((f(E[batch]) - X[batch]) ** 2).sum(dim=1).mean()
             loss.backward()
             optimizer.step()
+        if on_epoch is not None:
+            on_epoch(epoch)
     return f
 
 

@@ -143,5 +143,7 @@ class FedAvgInversion(Attack):
             extractor.build(spec, seed=0), start, end, local=local, n_samples=n,
             input_shape=(T, spec.inputs), n_classes=spec.classes, method=p.method,
             labels=labels, steps=p.steps, lr=p.lr or None, tv_weight=p.tv_weight,
-            tv_axes=(1,) if p.tv_weight else (), seed=p.seed + i)
+            tv_axes=(1,) if p.tv_weight else (), seed=p.seed + i,
+            on_step=lambda s: self.report_progress(s, p.steps, "step",
+                                                   label=f"{self.name} of view {i + 1}"))
         return with_present(result.inputs, list(sequences["channels"])), result.label_probs

@@ -151,7 +151,8 @@ class Dummy:
 
 def optimise(dummy: Dummy, objective: Callable[[], Any], *, method: str, steps: int,
              lr: float | None, signed: bool = False,
-             bounds: tuple[float, float] | None = None) -> tuple[tuple[float, list[Any]], int]:
+             bounds: tuple[float, float] | None = None,
+             on_step: Callable[[int], None] | None = None) -> tuple[tuple[float, list[Any]], int]:
     """Minimise ``objective`` over the dummy's variables; the best (loss, state) and steps run.
 
     ``dlg``: L-BFGS with a strong Wolfe line search, up to 20 iterations a step (PyTorch's
@@ -160,7 +161,7 @@ def optimise(dummy: Dummy, objective: Callable[[], Any], *, method: str, steps: 
     gradients if ``signed``.
     L-BFGS restarts without its curvature history when its line search fails, and stops
     when it fails again right after a restart. The best point is tracked over every
-    evaluation of the objective.
+    evaluation of the objective. ``on_step(steps_done)`` follows the steps.
     """
     torch = require_torch(WHAT)
     variables = dummy.variables()
@@ -191,6 +192,8 @@ def optimise(dummy: Dummy, objective: Callable[[], Any], *, method: str, steps: 
         before = [v.detach().clone() for v in variables]
         loss = optimizer.step(closure)
         done += 1
+        if on_step is not None:
+            on_step(done)
         if method == "ig":
             scheduler.step()
             dummy.clip(bounds)

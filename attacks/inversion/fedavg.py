@@ -23,7 +23,7 @@ Federated Learning", 2021, whose count estimate Dimitrov et al. use).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -147,7 +147,7 @@ def invert_fedavg(model: Any, start: np.ndarray, end: np.ndarray, *, local: Loca
                   tv_axes: Sequence[int] = (), onehot_groups: Sequence[Sequence[int]] = (),
                   signed: bool = False, bounds: tuple[float, float] | None = None,
                   lengths: np.ndarray | None = None, init: np.ndarray | None = None,
-                  seed: int = 0) -> Inversion:
+                  seed: int = 0, on_step: Callable[[int], None] | None = None) -> Inversion:
     """Reconstruct a client's data from the weights it returned after local training.
 
     Parameters
@@ -196,7 +196,7 @@ def invert_fedavg(model: Any, start: np.ndarray, end: np.ndarray, *, local: Loca
             return gap + tv_weight * total_variation(x, tv_axes)
 
         best, done = optimise(dummy, objective, method=method, steps=steps, lr=lr,
-                              signed=signed, bounds=bounds)
+                              signed=signed, bounds=bounds, on_step=on_step)
     return dummy.result(best, done, bounds)
 
 

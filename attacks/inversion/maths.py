@@ -23,7 +23,7 @@ torch is imported inside the functions only; inputs and outputs are numpy arrays
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,7 +102,7 @@ def invert_gradient(model: Any,
                     tv_axes: Sequence[int] = (), onehot_groups: Sequence[Sequence[int]] = (),
                     signed: bool = False, bounds: tuple[float, float] | None = None,
                     lengths: np.ndarray | None = None, init: np.ndarray | None = None,
-                    seed: int = 0) -> Inversion:
+                    seed: int = 0, on_step: Callable[[int], None] | None = None) -> Inversion:
     """Reconstruct a batch from its gradient by gradient matching (DLG or Inverting Gradients).
 
     Parameters
@@ -166,7 +166,7 @@ def invert_gradient(model: Any,
                 x, tv_axes)
 
         best, done = optimise(dummy, objective, method=method, steps=steps, lr=lr,
-                              signed=signed, bounds=bounds)
+                              signed=signed, bounds=bounds, on_step=on_step)
     return dummy.result(best, done, bounds)
 
 

@@ -18,6 +18,7 @@ from fedsec.audit.cell import run_cell
 from fedsec.audit.spec import AuditSpec, Cell, parse_spec
 from fedsec.errors import ValidationError
 from fedsec.outdir import hold
+from fedsec.progress import Progress, ProgressHook
 from fedsec.results import versions, write_json
 
 CELLS_DIR = "cells"
@@ -50,19 +51,24 @@ def rerun_command(spec: AuditSpec, out_dir: Path, cell: Cell) -> str:
 
 
 def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1,
-              only: str | None = None,
-              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+              only: str | None = None, progress: Callable[[str], None] | None = None,
+              on_progress: ProgressHook | None = None) -> list[dict[str, Any]]:
     """Run every cell not already done; returns the results of all cells of the grid.
 
     Each result is written to ``OUT/cells/ID.json`` (atomically) as soon as it
-    is known, so an interrupted audit resumes where it stopped.
+    is known, so an interrupted audit resumes where it stopped. ``progress`` gets a line of
+    text per finished cell; with ``on_progress`` each finished cell is instead a
+    :class:`~fedsec.progress.Progress` over every cell of the grid (cells done before a resume
+    count as done), its line as the note.
     """
     with hold(out_dir, "fedsec audit") as out:
-        return _run_audit(spec, out, jobs=jobs, only=only, progress=progress)
+        return _run_audit(spec, out, jobs=jobs, only=only, progress=progress,
+                          on_progress=on_progress)
 
 
 def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, only: str | None,
-               progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+               progress: Callable[[str], None] | None,
+               on_progress: ProgressHook | None) -> list[dict[str, Any]]:
     say = progress or (lambda _m: None)
     (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
     write_json(out / SCENARIO_FILE, {"source": spec.source, "name": spec.name,
@@ -78,22 +84,34 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, only: str | None,
     warm_up = threading.Thread(target=_prepare_plotting, daemon=True,
                                name="fedsec-plotting-warm-up")
     warm_up.start()
-    say(f"{len(cells)} cells, {len(cells) - len(todo)} already done, {len(todo)} to run "
+    already = len(cells) - len(todo)
+    say(f"{len(cells)} cells, {already} already done, {len(todo)} to run "
         f"with {jobs} job(s)")
     started = time.perf_counter()
+    if on_progress is not None and todo:
+        on_progress(Progress("audit", already, len(cells), "cell", resumed=already))
     for i, result in enumerate(_results(spec, out, todo, jobs), start=1):
         cell = next(c for c in todo if c.id == result["cell"])
         write_json(cell_path(out, cell), result)
         status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
+        if on_progress is not None:
+            on_progress(Progress("audit", already + i, len(cells), "cell", resumed=already,
+                                 note=cell_line(cell, status, result["seconds"])))
+            continue
         elapsed = time.perf_counter() - started
         left = elapsed / i * (len(todo) - i)
-        say(f"[{i}/{len(todo)}] {cell.configuration} | seed {cell.seed}: {status} "
-            f"({result['seconds']:.1f} s, {elapsed:.0f} s elapsed"
+        say(f"[{i}/{len(todo)}] {cell_line(cell, status, result['seconds'])[:-1]}, "
+            f"{elapsed:.0f} s elapsed"
             + (f", about {left:.0f} s left)" if i < len(todo) else ")"))
     # never leave it drawing in native code while the report starts or the process exits
     warm_up.join()
     return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
             if cell_path(out, c).is_file()]
+
+
+def cell_line(cell: Cell, status: str, seconds: float) -> str:
+    """What a finished cell says: its configuration, seed, status and time."""
+    return f"{cell.configuration} | seed {cell.seed}: {status} ({seconds:.1f} s)"
 
 
 def _prepare_plotting() -> None:

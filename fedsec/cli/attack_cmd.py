@@ -9,6 +9,7 @@ from typing import Any
 
 from fedsec import registry
 from fedsec.cli.output import print_json
+from fedsec.cli.progress import Display
 from fedsec.errors import FedsecError, TranscriptError, ValidationError
 from fedsec.params import parse_assignments
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
@@ -54,7 +55,14 @@ def handle(args: argparse.Namespace) -> int:
     attack = registry.create("attack", args.attack,
                              parse_assignments(args.params, what="Attack parameter"))
     attack.check(view)
-    reconstruction = attack.run(view)
+    display = None if args.json else Display()
+    if display is not None:
+        attack.progress_hook = display.update
+    try:
+        reconstruction = attack.run(view)
+    finally:
+        if display is not None:
+            display.close()
     outcome: dict[str, Any] = {
         "transcript": str(path), "integrity": report.to_dict(), "attack": attack.describe(),
         "threat": str(view.threat), "knowledge_loaded": private is not None,

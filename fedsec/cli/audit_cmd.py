@@ -10,7 +10,8 @@ from typing import Any
 
 from fedsec.audit import load_spec, run_audit
 from fedsec.audit.gate import Gate, evaluate
-from fedsec.cli.output import print_json, progress
+from fedsec.cli.output import print_json
+from fedsec.cli.progress import Display
 from fedsec.errors import ValidationError
 from fedsec.report import build_report
 from fedsec.validation import check_int
@@ -47,9 +48,15 @@ def handle_audit(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise ValidationError(f"--out {out} is a file; name a folder for the audit's results "
                               "(it is created if missing).")
-    say = None if args.json else progress
+    display = None if args.json else Display()  # progress on stderr; --json prints only JSON
     started = time.perf_counter()
-    cells = run_audit(spec, out, jobs=args.jobs, only=args.cell, progress=say)
+    try:
+        cells = run_audit(spec, out, jobs=args.jobs, only=args.cell,
+                          progress=None if display is None else display.message,
+                          on_progress=None if display is None else display.update)
+    finally:
+        if display is not None:
+            display.close()
     audit_seconds = time.perf_counter() - started
     report = build_report(out)
     report_seconds = time.perf_counter() - started - audit_seconds

@@ -26,11 +26,6 @@ def table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def progress(message: str) -> None:
-    """A progress line on standard error (kept off standard output for --json)."""
-    print(f"fedsec: {message}", file=sys.stderr, flush=True)
-
-
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"

@@ -13,7 +13,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from fedsec.cli.output import print_json, progress
+from fedsec.cli.output import print_json
+from fedsec.cli.progress import Display
 from fedsec.cost import human_bytes
 from fedsec.errors import ValidationError
 from fedsec.params import parse_assignments
@@ -100,7 +101,13 @@ def handle(args: argparse.Namespace) -> int:
         split_file=args.split_file, split_seed=args.split_seed,
     )
     key = None if args.sign_key is None else load_signing_key(args.sign_key)
-    result = run(config, args.out, progress=None if args.json else progress, sign_key=key)
+    display = None if args.json else Display()  # progress on stderr; --json prints only JSON
+    try:
+        result = run(config, args.out, progress=None if display is None else display.message,
+                     on_progress=None if display is None else display.update, sign_key=key)
+    finally:
+        if display is not None:
+            display.close()
     record = result.record
     if args.json:
         print_json(record.to_json())

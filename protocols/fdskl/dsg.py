@@ -28,6 +28,7 @@ from fedsec.interfaces import CentralizedProtocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl import tags
+from fedsec.protocols.fdskl.model import RandomFeatureModel, random_feature_model
 from fedsec.registry import register
 from fedsec.validation import check_choice, check_float, check_int
 
@@ -171,19 +172,22 @@ def evaluate(scores: np.ndarray, test: Dataset) -> dict[str, float]:
 
 def reference_outcome(params: DSGParams, train_set: Dataset, test: Dataset, seed: int) -> Outcome:
     """DSG on the pooled training set with the run's keys."""
-    alpha, scores, width = _fit(params, train_set, np.asarray(train_set.X, dtype=float),
+    model, scores, width = _fit(params, train_set, np.asarray(train_set.X, dtype=float),
                                 test, seed)
     metrics = {**evaluate(scores, test), "n_iterations": params.n_iterations,
                "kernel_width": width}
-    return Outcome(metrics=metrics, values={"alpha": alpha, "test_scores": scores,
-                                            "predictions": predictions(scores, test)})
+    return Outcome(metrics=metrics, values={"alpha": model.alpha, "test_scores": scores,
+                                            "predictions": predictions(scores, test)},
+                   model=model)
 
 
 def _fit(params: DSGParams, train_set: Dataset, X: np.ndarray, test: Dataset, seed: int
-         ) -> tuple[np.ndarray, np.ndarray, float]:
+         ) -> tuple[RandomFeatureModel, np.ndarray, float]:
+    """The trained model, its test scores and the kernel width."""
     y = signed_labels(train_set.y, train_set.task, params.loss)
     alpha, bank = train(params, X, y, seed)
-    return alpha, rf.predict(np.asarray(test.X, dtype=float), bank, alpha), bank.width
+    model = random_feature_model(bank, alpha, train_set.task)
+    return model, model.decision_function(test.X), bank.width
 
 
 def predictions(scores: np.ndarray, test: Dataset) -> np.ndarray:
@@ -206,9 +210,9 @@ def rounding_sensitivity(params: DSGParams, train_set: Dataset, test: Dataset, s
     """
     X = np.asarray(train_set.X, dtype=float)
     nudged = X * (1.0 + ROUNDING * np.random.default_rng(0).standard_normal(X.shape))
-    alpha, scores, _ = _fit(params, train_set, nudged, test, seed)
+    model, scores, _ = _fit(params, train_set, nudged, test, seed)
     out = {}
-    for key, value in (("alpha", alpha), ("test_scores", scores)):
+    for key, value in (("alpha", model.alpha), ("test_scores", scores)):
         base = np.asarray(reference.values[key], dtype=float)
         scale = float(np.max(np.abs(base))) if base.size else 0.0
         diff = float(np.max(np.abs(value - base))) if base.size else 0.0

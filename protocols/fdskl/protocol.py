@@ -49,6 +49,7 @@ from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transform
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fdskl import dsg, tags
 from fedsec.protocols.fdskl import random_features as rf
+from fedsec.protocols.fdskl.model import random_feature_model
 from fedsec.protocols.fdskl.plans import TreePlan, build_plan
 from fedsec.protocols.fdskl.sums import (
     OFFSET_MODES,
@@ -190,6 +191,7 @@ class FDSKL(Protocol):
                     self._save(workers[a], pairs, Z, k, stride)
                 self._iterate(federation, workers, active, plan.samples, y, t0, t1_,
                               derivative, decay, block)
+            federation.advance(self.name, t1_, p.n_iterations, "iteration")
         return self._outcome(federation, workers, active, plan, width, phases, holders, n_pairs)
 
     # -- setup ---------------------------------------------------------------------------
@@ -334,14 +336,15 @@ class FDSKL(Protocol):
         d = sum(w.columns.size for w in workers.values())
         bank = rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width,
                               phase_material=plan.phases)
-        scores = rf.predict(np.asarray(federation.test.X, dtype=float), bank, alpha)
+        model = random_feature_model(bank, alpha, federation.test.task)
+        scores = model.decision_function(federation.test.X)
         metrics = {**dsg.evaluate(scores, federation.test), "n_iterations": p.n_iterations,
                    "kernel_width": width, "n_pairs": n_pairs, "n_workers": len(names),
                    "n_active": len(active)}
         return Outcome(metrics=metrics,
                        values={"alpha": alpha, "test_scores": scores,
                                "predictions": dsg.predictions(scores, federation.test)},
-                       truth={"phases": phases, "phase_holders": holders})
+                       truth={"phases": phases, "phase_holders": holders}, model=model)
 
     def agreement_rtol(self, backend: MaskingBackend) -> float:
         return 1e-8
@@ -363,4 +366,4 @@ class FDSKL(Protocol):
         moved = dsg.rounding_sensitivity(self.params, train, test, seed, out)
         return Outcome(metrics={**out.metrics, **{f"rounding_sensitivity_{k}": v
                                                   for k, v in moved.items()}},
-                       values=out.values)
+                       values=out.values, model=out.model)

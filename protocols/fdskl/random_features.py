@@ -195,9 +195,22 @@ def dsg_step(alpha: np.ndarray, t: int, phi: np.ndarray, f: float, y: float, *,
 def predict(X: np.ndarray, bank: FeatureBank, alpha: np.ndarray, *,
             chunk: int = 2048) -> np.ndarray:
     """``f(x) = sum_j alpha_j phi_j(x)`` for every row of ``X`` (the evaluator's computation)."""
+    return feature_scores(X, bank.directions(0, alpha.size), bank.phases(0, alpha.size), alpha,
+                          chunk=chunk)
+
+
+def feature_scores(X: np.ndarray, directions: np.ndarray, phases: np.ndarray, alpha: np.ndarray,
+                   *, chunk: int = 2048) -> np.ndarray:
+    """``f(x) = sum_j alpha_j sqrt(2) cos(w_j^T x + b_j)``, ``chunk`` features at a time.
+
+    Examples
+    --------
+    >>> feature_scores(np.zeros((1, 1)), np.ones((1, 1)), np.zeros(1), np.array([0.5])).round(4)
+    array([0.7071])
+    """
     out = np.zeros(X.shape[0])
     for start in range(0, alpha.size, chunk):
         stop = min(start + chunk, alpha.size)
-        Z = X @ bank.directions(start, stop).T + bank.phases(start, stop)
+        Z = X @ directions[start:stop].T + phases[start:stop]
         out += feature_map(Z) @ alpha[start:stop]
     return out

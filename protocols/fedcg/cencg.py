@@ -8,6 +8,7 @@ reach the same ``alpha`` from the same landmarks and starting point.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from fedsec.interfaces import CentralizedProtocol, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
+from fedsec.protocols.fedcg.model import krls_model
 from fedsec.protocols.fedcg.setup import (
     SERVER,
     FedCGParams,
@@ -40,17 +42,20 @@ def solve(params: FedCGParams, shared: Shared, X: np.ndarray, Y: np.ndarray,
 
 
 def solve_kernel(params: FedCGParams, alpha0: np.ndarray, K: np.ndarray,
-                 Y: np.ndarray) -> krls.CGResult:
-    """CG on ``(K^T K + lambda I) alpha = K^T Y`` from ``alpha0`` for a kernel at hand."""
+                 Y: np.ndarray, on_epoch: Callable[[int], None] | None = None
+                 ) -> krls.CGResult:
+    """CG on ``(K^T K + lambda I) alpha = K^T Y`` from ``alpha0`` for a kernel at hand;
+    ``on_epoch(epoch)`` follows it."""
     lam = params.regularization
 
     def apply_A(P: np.ndarray, epoch: int) -> np.ndarray:
         return K.T @ (K @ P) + lam * P
 
     residual0 = K.T @ Y - apply_A(alpha0, 0)
-    return krls.conjugate_gradient(apply_A, residual0, alpha0,
-                                   tol=absolute_tol(params, residual0),
-                                   max_epochs=params.max_epochs)
+    return krls.conjugate_gradient(
+        apply_A, residual0, alpha0, tol=absolute_tol(params, residual0),
+        max_epochs=params.max_epochs,
+        on_epoch=None if on_epoch is None else lambda epoch, _a, _p: on_epoch(epoch))
 
 
 def absolute_tol(params: FedCGParams, residual0: np.ndarray) -> float:
@@ -64,9 +69,11 @@ def reference_outcome(params: FedCGParams, train: Dataset, test: Dataset,
     shared = centralized_shared(params, train, seed)
     Y = krls.label_matrix(train.y, train.n_classes)
     result, _ = solve(params, shared, train.X, Y)
-    scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, test)
+    model = krls_model(shared.W, shared.gamma, result.alpha)
+    scores, metrics = evaluate(model, test)
     metrics.update(epochs=result.epochs, converged=result.converged)
-    return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores})
+    return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
+                   model=model)
 
 
 @register("protocol", "cencg")

@@ -23,6 +23,7 @@ from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
 from fedsec.protocols.fedcg.cencg import FederatedCG, solve_kernel
+from fedsec.protocols.fedcg.model import krls_model
 from fedsec.protocols.fedcg.setup import (
     SERVER,
     FedCGParams,
@@ -77,10 +78,16 @@ class FedCGNaive(FederatedCG):
                                           tag=tags.MASKED_LABELS, meta={tags.COHORT: h}))
         with net.stage("solve", round=0), net.compute(SERVER):
             K = np.vstack([cohort_kernels[h] for h in sorted(cohort_kernels)])
-            result = solve_kernel(params, shared.alpha0, K, np.vstack(labels))
+            label = f"{self.name} CG"
+            result = solve_kernel(params, shared.alpha0, K, np.vstack(labels),
+                                  on_epoch=lambda epoch: federation.advance(
+                                      label, epoch, params.max_epochs, "epoch"))
+        federation.advance(label, result.epochs, params.max_epochs, "epoch", final=True)
         with net.stage("model", round=0):
             net.broadcast(SERVER, federation.partition.data_parties, tags.MODEL, result.alpha)
-        scores, metrics = evaluate(shared.W, shared.gamma, result.alpha, federation.test)
+        model = krls_model(shared.W, shared.gamma, result.alpha)
+        scores, metrics = evaluate(model, federation.test)
         metrics.update(epochs=result.epochs, converged=result.converged)
         return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
+                       model=model,
                        truth={**gram_truth(cohort_kernels), "landmarks": shared.W})

@@ -22,6 +22,7 @@ from fedsec.backends import prg
 from fedsec.backends.primitives import secure_sum
 from fedsec.errors import ValidationError
 from fedsec.protocols.fedcg import krls, tags
+from fedsec.protocols.fedcg.model import KRLSModel
 from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -277,10 +278,9 @@ def cohort_block(federation: Federation, shared: Shared, owner: str, cohort: int
     return krls.rbf_block(X, shared.W[:, columns], shared.gamma)
 
 
-def evaluate(W: np.ndarray, gamma: float | np.ndarray, alpha: np.ndarray,
-             test: Dataset) -> tuple[np.ndarray, dict[str, float]]:
-    """Test scores and accuracy of a model (the evaluator's computation)."""
-    scores = krls.rbf_block(test.X, W, gamma) @ alpha
+def evaluate(model: KRLSModel, test: Dataset) -> tuple[np.ndarray, dict[str, float]]:
+    """Test scores and accuracy of the trained model (the evaluator's computation)."""
+    scores = model.decision_function(test.X)
     accuracy = float((krls.predict_labels(scores) == test.y).mean())
     return scores, {"accuracy": accuracy}
 

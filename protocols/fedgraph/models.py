@@ -23,6 +23,7 @@ cross-entropy against the target distribution.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -92,12 +93,12 @@ def _tensor(x: np.ndarray) -> Any:
 
 
 def fit(model: Any, x: np.ndarray, targets: np.ndarray, training: Training, seed: int,
-        forward: Any = None) -> float:
+        forward: Any = None, on_epoch: Callable[[int], None] | None = None) -> float:
     """Train ``model`` on ``x`` against ``targets`` (class ids, or rows of class weights).
 
     ``forward(model, batch_index)`` computes the logits of a batch when the inputs are not a
-    plain matrix (the GCN); by default ``model(x[batch])``. Returns the last epoch's mean
-    loss. Call inside :func:`fedsec.nn.deterministic`.
+    plain matrix (the GCN); by default ``model(x[batch])``. ``on_epoch(epoch)`` follows the
+    epochs. Returns the last epoch's mean loss. Call inside :func:`fedsec.nn.deterministic`.
     """
     torch = require_torch(WHAT)
     X = _tensor(x) if forward is None else None
@@ -109,7 +110,7 @@ def fit(model: Any, x: np.ndarray, targets: np.ndarray, training: Training, seed
     n = len(targets)
     last = float("nan")
     model.train()
-    for _ in range(training.epochs):
+    for epoch in range(1, training.epochs + 1):
         order = torch.randperm(n, generator=order_rng)
         total = 0.0
         for start in range(0, n, training.batch_size):
@@ -122,6 +123,8 @@ def fit(model: Any, x: np.ndarray, targets: np.ndarray, training: Training, seed
             optimizer.step()
             total += float(loss.detach()) * len(batch)
         last = total / n
+        if on_epoch is not None:
+            on_epoch(epoch)
     return last
 
 
@@ -190,12 +193,12 @@ def build_gcn(data: GraphData, hidden: int, layers: int, classes: int, seed: int
 
 
 def fit_gcn(model: Any, data: GraphData, targets: np.ndarray, training: Training,
-            seed: int) -> float:
+            seed: int, on_epoch: Callable[[int], None] | None = None) -> float:
     """Train the GCN on ``data`` against ``targets`` (class ids or class weights)."""
     E, M = _tensor(data.embeddings), _tensor(data.holders)
     A, F = _tensor(data.adjacency), _tensor(data.edges)
     return fit(model, np.zeros((len(targets), 0)), targets, training, seed,
-               forward=lambda m, batch: m(E[batch], M[batch], A, F))
+               forward=lambda m, batch: m(E[batch], M[batch], A, F), on_epoch=on_epoch)
 
 
 def predict_gcn(model: Any, data: GraphData) -> np.ndarray:

@@ -33,7 +33,7 @@ claimed. Nothing goes through a masking backend: embeddings and means travel in 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedgraph import clustering, graph, models, tags
 from fedsec.protocols.fedgraph.cluster_size import choose_size
+from fedsec.protocols.fedgraph.graph_model import GraphModel, MLPModel, client_extractor
 from fedsec.protocols.fedgraph.items import (
     GroupItems,
     clusterable,
@@ -150,7 +151,9 @@ class FedGraph(Protocol):
             E, M, targets = stack_items(names, items)
             data = models.GraphData(E, M, graph.adjacency(edges), edges)
             with net.compute(SERVER):
-                gcn = self._train_gcn(federation.seed, data, targets, C)
+                gcn = self._train_gcn(federation.seed, data, targets, C,
+                                      on_epoch=lambda epoch: federation.advance(
+                                          "fedgraph server GCN", epoch, p.gcn_epochs, "epoch"))
             with net.stage("test"):
                 sent = {c.name: models.embed(c.model, c.test_X, c.depth) for c in clients}
                 got = net.gather(sent, SERVER, tags.TEST_EMBEDDINGS)
@@ -167,7 +170,13 @@ class FedGraph(Protocol):
                        n_edges=int((data.adjacency.sum() - len(names)) // 2))
         if p.clustering in ("crc", "random"):
             metrics["rows_withheld"] = withheld
-        return Outcome(metrics=metrics, values={"test_scores": scores})
+        model = GraphModel(
+            n_features=test.n_features, inputs=p.inputs, classes=C,
+            clients=tuple(client_extractor(c.columns, c.model, p.hidden, p.layers, C, c.depth)
+                          for c in clients),
+            gcn=nn.flatten(gcn), gcn_hidden=p.gcn_hidden, gcn_layers=p.gcn_layers,
+            adjacency=data.adjacency, edges=data.edges)
+        return Outcome(metrics=metrics, values={"test_scores": scores}, model=model)
 
     def _train_clients(self, federation: Federation, clients: list[_Client],
                        test: Dataset) -> dict[str, Any]:
@@ -180,7 +189,9 @@ class FedGraph(Protocol):
             with federation.network.compute(c.name):
                 seed = nn.torch_seed(c.party.rng)
                 c.model = models.build_mlp(len(c.columns), p.hidden, p.layers, C, seed)
-                models.fit(c.model, c.X, c.y, p.local, seed)
+                models.fit(c.model, c.X, c.y, p.local, seed,
+                           on_epoch=lambda epoch, name=c.name: federation.advance(
+                               f"fedgraph {name} MLP", epoch, p.epochs, "epoch"))
                 if p.depth == 0 or p.scores:
                     picked = c.party.rng.choice(len(c.y), min(p.score_samples, len(c.y)),
                                                 replace=False)
@@ -199,7 +210,7 @@ class FedGraph(Protocol):
             depths.append(c.depth)
             sizes.append(c.cluster_size)
             all_scores.append(c.scores or [float("nan")] * p.layers)
-            federation.report(f"fedgraph: client {i + 1} of {len(clients)} trained")
+            federation.advance("fedgraph clients trained", i + 1, len(clients), "client")
         out: dict[str, Any] = {"local_accuracy": float(np.mean(accuracies)),
                                "local_accuracy_min": float(np.min(accuracies)),
                                "local_accuracy_max": float(np.max(accuracies)),
@@ -301,13 +312,13 @@ class FedGraph(Protocol):
                                                                                     means])
 
     def _train_gcn(self, seed: int, data: models.GraphData, targets: np.ndarray,
-                   C: int) -> Any:
+                   C: int, on_epoch: Callable[[int], None] | None = None) -> Any:
         """The server's GCN trained on ``data`` (the same seeds for every clustering)."""
         p = self.params
         gcn = models.build_gcn(data, p.gcn_hidden, p.gcn_layers, C,
                                nn.torch_seed(generator(seed, "fedgraph/server/gcn")))
         models.fit_gcn(gcn, data, targets, p.server,
-                       nn.torch_seed(generator(seed, "fedgraph/server/order")))
+                       nn.torch_seed(generator(seed, "fedgraph/server/order")), on_epoch=on_epoch)
         return gcn
 
     def _compare(self, seed: int, names: list[str],
@@ -349,8 +360,11 @@ class FedGraph(Protocol):
             model = models.build_mlp(train.n_features, p.hidden, p.layers, C, torch_seed)
             models.fit(model, scale_inputs(train.X, p.inputs), train.y, p.local, torch_seed)
             scores = models.predict(model, scale_inputs(test.X, p.inputs))
+        trained = MLPModel(inputs=p.inputs, weights=nn.flatten(model),
+                           n_features=train.n_features, hidden=p.hidden, layers=p.layers,
+                           classes=C)
         return Outcome(metrics=classification_metrics(test.y, scores),
-                       values={"test_scores": scores})
+                       values={"test_scores": scores}, model=trained)
 
 
 def _raw_groups(clients: list[_Client], embeddings: dict[str, np.ndarray],

@@ -16,6 +16,7 @@ between the last two rounds; ~0 means the rounds after the first change nothing)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedmv import maths, tags
+from fedsec.protocols.fedmv.model import MultiViewModel, consensus_head
 from fedsec.protocols.fedmv.setup import (
     SERVER,
     FederatedMVL,
@@ -86,8 +88,10 @@ class HFedMV(FederatedMVL):
         data = {c.name: ([c.shard.X[:, cols] for cols in views.values()],  # type: ignore[union-attr]
                          c.shard.y) for c in clients}  # type: ignore[union-attr]
         test_views = [test.X[:, cols] for cols in views.values()]
-        return fit_rounds(federation, backend, p, data, list(views), test_views, test.y,
-                          len(test.class_names))
+        outcome = fit_rounds(federation, backend, p, data, list(views), test_views, test.y,
+                             len(test.class_names))
+        model = MultiViewModel(columns=tuple(views.values()), head=outcome.model)
+        return dataclasses.replace(outcome, model=model)
 
 
 def fit_rounds(federation: Federation, backend: MaskingBackend, p: HFedMVParams,
@@ -95,7 +99,10 @@ def fit_rounds(federation: Federation, backend: MaskingBackend, p: HFedMVParams,
                test_views: list[np.ndarray], test_y: np.ndarray, C: int,
                *, what: str = "h-fedmv") -> Outcome:
     """Algorithm 3 on the clients' views ``data`` (name → (view matrices, labels)): the
-    rounds, the test evaluation, each client's local MVL as a baseline."""
+    rounds, the test evaluation, each client's local MVL as a baseline.
+
+    The outcome's model is the :class:`.model.ConsensusHead` over the views as given (the
+    caller wraps it in a model that reads the dataset's columns)."""
     net = federation.network
     clients = [federation.party(name) for name in data]
     names = list(data)
@@ -133,10 +140,11 @@ def fit_rounds(federation: Federation, backend: MaskingBackend, p: HFedMVParams,
             with net.compute(SERVER):
                 Ws = unflatten_weights(total[1:] / total[0], shapes)
             local_change = max(changes) if changes else float("nan")
-        federation.report(f"{what} round {round_} of {p.rounds} done")
+        federation.advance(f"{what} rounds", round_, p.rounds, "round")
     for client in clients:
         client.private[tags.FINAL_LOCAL_WEIGHTS] = previous[client.name]
-    scores = maths.predict(test_views, Ws, zetas, tol=p.test_tol, max_iter=p.max_test_steps)
+    head = consensus_head(Ws, p.zeta, p.test_tol, p.max_test_steps)
+    scores = head.scores(test_views)
     metrics: dict[str, Any] = classification_metrics(test_y, scores)
     # each client's MVL on its own rows alone (the paper's "local MVL" baseline)
     local = [classification_metrics(test_y, maths.predict(
@@ -147,7 +155,7 @@ def fit_rounds(federation: Federation, backend: MaskingBackend, p: HFedMVParams,
     metrics.update(rounds=p.rounds, local_change=local_change, clients=len(clients))
     values = {f"W/{view}": W for view, W in zip(views, Ws, strict=True)}
     values["test_scores"] = scores
-    return Outcome(metrics=metrics, values=values)
+    return Outcome(metrics=metrics, values=values, model=head)
 
 
 def local_fit(Xs: list[np.ndarray], y: np.ndarray, flat: np.ndarray,

@@ -47,6 +47,7 @@ from fedsec.protocols.fedmv.horizontal import (
     local_fit,
     unflatten_weights,
 )
+from fedsec.protocols.fedmv.sequence_model import sequence_model
 from fedsec.protocols.fedmv.setup import (
     SERVER,
     FederatedMVL,
@@ -218,7 +219,8 @@ class SFedMV(FederatedMVL):
                              test_features, test.y, C, what="s-fedmv stage 2")
         metrics = dict(outcome.metrics)
         metrics.update(baselines, fedavg_rounds=p.fedavg_rounds)
-        return Outcome(metrics=metrics, values=outcome.values)
+        model = sequence_model(test.feature_groups, layouts, specs, models, outcome.model)
+        return Outcome(metrics=metrics, values=outcome.values, model=model)
 
     def _fedavg(self, federation: Federation, backend: MaskingBackend, models: dict[str, Any],
                 weights: np.ndarray, data: dict[str, Sequences], labels: dict[str, np.ndarray],
@@ -244,7 +246,7 @@ class SFedMV(FederatedMVL):
                                    tag=tags.EXTRACTOR_UPDATE, meta=meta)
                 with net.compute(SERVER):
                     weights = total[1:] / total[0]
-            federation.report(f"s-fedmv FedAvg round {round_} of {p.fedavg_rounds} done")
+            federation.advance("s-fedmv FedAvg", round_, p.fedavg_rounds, "round")
         return weights
 
     def _local_baselines(self, seed: int, specs: dict[str, extractor.ExtractorSpec],
@@ -298,7 +300,9 @@ class SFedMV(FederatedMVL):
             train_features = _feature_dataset(train, features(models, data), list(specs))
             test_features = _feature_dataset(
                 test, features(models, sequences(test.X, test, layouts)), list(specs))
-        return centralized(p, train_features, test_features, seed)
+        outcome = centralized(p, train_features, test_features, seed)
+        model = sequence_model(train.feature_groups, layouts, specs, models, outcome.model.head)
+        return dataclasses.replace(outcome, model=model)
 
 
 def _initial_models(specs: dict[str, extractor.ExtractorSpec], seed: int) -> dict[str, Any]:

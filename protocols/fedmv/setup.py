@@ -12,6 +12,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedmv import maths, tags
+from fedsec.protocols.fedmv.model import multiview_model
 from fedsec.seeding import generator
 from fedsec.validation import check_float, check_int
 
@@ -139,4 +140,6 @@ def centralized(params: MVLParams, train: Dataset, test: Dataset, seed: int) -> 
     metrics.update(rounds=fit.rounds, converged=fit.converged, test_steps=steps)
     values = {f"W/{view}": W for view, W in zip(views, fit.Ws, strict=True)}
     values["test_scores"] = scores
-    return Outcome(metrics=metrics, values=values)
+    model = multiview_model(list(views.values()), fit.Ws, params.zeta, params.test_tol,
+                            params.max_test_steps)
+    return Outcome(metrics=metrics, values=values, model=model)

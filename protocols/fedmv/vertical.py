@@ -28,6 +28,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import CentralizedProtocol, Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedmv import maths, tags
+from fedsec.protocols.fedmv.model import multiview_model
 from fedsec.protocols.fedmv.setup import (
     DEFAULT_DATASET,
     PAPER,
@@ -81,9 +82,11 @@ class SingleView(CentralizedProtocol):
         C = len(test.class_names)
         W = maths.single_view(train.X, maths.one_hot(train.y, C), self.params.beta,
                               settings=self.params.settings)
-        scores = test.X @ W
+        model = multiview_model([np.arange(train.n_features)], [W], self.params.zeta,
+                                self.params.test_tol, self.params.max_test_steps)
+        scores = model.decision_function(test.X)  # one view: X W
         return Outcome(metrics=classification_metrics(test.y, scores),
-                       values={"W": W, "test_scores": scores})
+                       values={"W": W, "test_scores": scores}, model=model)
 
 
 @register("protocol", "v-fedmv")
@@ -148,8 +151,8 @@ class VFedMV(FederatedMVL):
                     Z_new = maths.consensus(total[1:].reshape(N, C), float(total[0]), p.eta, Y)
                     change = np.linalg.norm(Z_new - Z) / max(float(np.linalg.norm(Z)), TINY)
                     Z = Z_new
-            federation.report(f"v-fedmv round {round_}: the consensus moved {change:.2e} "
-                              f"(stops at {p.tol:g} or round {p.max_rounds})")
+            federation.advance(f"{self.name} rounds (the consensus settles)", round_,
+                               p.max_rounds, "round", final=change <= p.tol)
             if change <= p.tol:
                 converged = True
                 break
@@ -160,7 +163,10 @@ class VFedMV(FederatedMVL):
         values["test_scores"] = scores
         for client in clients:
             client.private["W"] = state[client.name]["W"]
-        return Outcome(metrics=metrics, values=values)
+        # the evaluator's model: the clients' final weights, scored as the test phase does
+        model = multiview_model(list(views.values()), [state[c.name]["W"] for c in clients],
+                                zeta, p.test_tol, p.max_test_steps)
+        return Outcome(metrics=metrics, values=values, model=model)
 
     def _clients(self, federation: Federation, views: dict[str, np.ndarray]) -> list[Party]:
         clients = federation.data_parties()

@@ -14,6 +14,7 @@ model (scikit-learn refuses to fit one), which scores an ROC-AUC of 0.5.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.neural_network import MLPClassifier
 
-from fedsec.errors import ValidationError
+from fedsec.errors import UnknownNameError, ValidationError
 
 MODELS = ("logistic", "mlp", "random-forest")
 
@@ -46,6 +47,43 @@ class ConstantClassifier:
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         return np.ones((np.shape(X)[0], 1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerModels:
+    """NRI-DC's result: every worker's own model (trained on the anchor and the master's
+    predictions for it), in worker order. The run's metrics average the workers' scores.
+
+    ``predict`` and ``predict_proba`` answer for every worker at once (the first axis is the
+    worker); ``model[name]`` is one worker's scikit-learn estimator.
+
+    Examples
+    --------
+    >>> both = WorkerModels(names=("a", "b"), estimators=(ConstantClassifier(0),
+    ...                     ConstantClassifier(1)), n_classes=2)
+    >>> both.predict(np.zeros((3, 1))).tolist()
+    [[0, 0, 0], [1, 1, 1]]
+    >>> both["b"].predict(np.zeros((1, 1))).tolist()
+    [1]
+    """
+
+    names: tuple[str, ...]
+    estimators: tuple[Any, ...]
+    n_classes: int
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.names:
+            raise UnknownNameError("worker", name, self.names)
+        return self.estimators[self.names.index(name)]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Class codes, ``n_workers x n_samples``: row ``i`` is worker ``names[i]``'s."""
+        return np.stack([np.asarray(m.predict(X), dtype=np.int64) for m in self.estimators])
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class probabilities, ``n_workers x n_samples x n_classes`` (0 for classes a
+        worker's model never saw)."""
+        return np.stack([probabilities(m, X, self.n_classes) for m in self.estimators])
 
 
 def make_model(kind: str, random_state: int) -> Any:

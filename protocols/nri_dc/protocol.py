@@ -189,12 +189,13 @@ class NRIDC(Protocol):
                                        meta={tags.N_CLASSES: n_classes}),
                 }
         predictions, collab_info = self._master(federation, workers, received, n_classes)
-        per_worker, local = [], []
+        per_worker, local, owns = [], [], []
         with net.stage("local_model", round=0):
             for worker in workers:
                 with net.compute(worker.name):
                     own = models.fit(params.model, anchors[worker.name], predictions[worker.name],
                                      worker.rng)
+                owns.append(own)
                 per_worker.append(models.evaluate(own, test.X, test.y, n_classes))
                 alone = models.fit(params.model, worker.shard.X, worker.shard.y, worker.rng)
                 local.append(models.evaluate(alone, test.X, test.y, n_classes))
@@ -207,7 +208,10 @@ class NRIDC(Protocol):
             "n_workers": len(workers), "n_components": n_components,
             **collab_info, **_dr_metrics(params, certificates),
         }
-        return Outcome(metrics=metrics, values={"roc_auc": np.asarray(metrics["roc_auc"])})
+        model = models.WorkerModels(names=tuple(w.name for w in workers), estimators=tuple(owns),
+                                    n_classes=n_classes)
+        return Outcome(metrics=metrics, values={"roc_auc": np.asarray(metrics["roc_auc"])},
+                       model=model)
 
     def _share_anchor(self, federation: Federation, workers: list[Party],
                       n_features: int) -> dict[str, np.ndarray]:
