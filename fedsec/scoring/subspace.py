@@ -218,7 +218,6 @@ class BinaryColumnsScore(Scorer):
     """
 
     summary = "Fraction of a block's 0/1 columns recovered exactly, and spurious columns."
-    Params = EpsilonParams
     glossary: ClassVar[Mapping[str, str]] = {
         "binary_columns": "the private blocks' non-constant 0/1 columns.",
         "recovered": "the fraction of those columns found exactly (up to complement).",
