@@ -47,8 +47,14 @@ class LinearInference(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         estimator: str = "auto"
+        """per-sample least squares, shared-offsets (alternating least squares with the shared
+        offsets), or auto (shared offsets where a system has them)."""
         anchor: str = "prior"
+        """What fixes the shared-offsets solution's free translation: prior (offsets best match
+        their known mean) or minmax (each column's smallest estimate is 0; min-max scaled data)."""
         curve_points: int = 8
+        """Checkpoints of the error curve (predicted error against messages observed) reported in
+        the result; 0: no curve."""
 
         def __post_init__(self) -> None:
             owner = "attack 'linear-inference'"

@@ -34,6 +34,8 @@ class GaussianNoise(Defense):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         sigma: float = 1.0
+        """Standard deviation of the N(0, sigma^2) noise each party adds to every value it sends at
+        the declared points; 0: none."""
 
         def __post_init__(self) -> None:
             check_float(self.sigma, owner="defense 'gaussian-noise'", name="sigma", min_value=0.0)

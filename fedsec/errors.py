@@ -21,15 +21,19 @@ class ValidationError(FedsecError, ValueError):
 class UnknownNameError(FedsecError, KeyError):
     """A name (dataset, party, protocol, backend, ...) is not known.
 
-    The message lists the valid names so the user can correct the call.
+    The message lists the valid names so the user can correct the call, after
+    the ``close`` ones (likely misspellings) when the caller gives them.
     """
 
-    def __init__(self, kind: str, name: str, valid: Iterable[str]) -> None:
+    def __init__(self, kind: str, name: str, valid: Iterable[str], *,
+                 close: Iterable[str] = ()) -> None:
         self.kind = kind
         self.name = name
         self.valid = tuple(sorted(valid))
         choices = ", ".join(self.valid) if self.valid else "(none registered)"
-        super().__init__(f"Unknown {kind} {name!r}. Valid {kind} names: {choices}.")
+        near = " or ".join(map(repr, close))
+        hint = f" Did you mean {near}?" if near else ""
+        super().__init__(f"Unknown {kind} {name!r}.{hint} Valid {kind} names: {choices}.")
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return str(self.args[0])

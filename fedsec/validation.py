@@ -3,18 +3,102 @@
 Every check raises :class:`~fedsec.errors.ValidationError` with the sentence
 "The 'NAME' parameter of OWNER must be EXPECTED. Got VALUE instead." so users
 see the same shape of error wherever they make a mistake.
+
+Inside :func:`recording_constraints`, :func:`check_int`, :func:`check_float`
+and :func:`check_choice` also record what they enforce, by parameter name, so
+that ``fedsec describe`` shows exactly the ranges a ``Params`` class checks.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from fedsec.errors import DataError, ValidationError
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """What one check enforces on a parameter: an ``int`` or a finite ``number`` within
+    bounds, or a ``choice`` among ``choices``.
+
+    Examples
+    --------
+    >>> Constraint("number", min_value=0.0, min_inclusive=False, max_value=0.5).text()
+    '(0, 0.5]'
+    >>> Constraint("choice", choices=("P", "U")).text()
+    "one of 'P', 'U'"
+    """
+
+    kind: str
+    min_value: float | None = None
+    max_value: float | None = None
+    min_inclusive: bool = True
+    choices: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """A short human reading: ``>= 1``, ``[0, 1]``, ``(0, 0.5]``, ``one of 'a', 'b'``."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(map(repr, self.choices))
+        low, high = self.min_value, self.max_value
+        if low is not None and high is not None:
+            return f"{'[' if self.min_inclusive else '('}{_number(low)}, {_number(high)}]"
+        if low is not None:
+            return f"{'>=' if self.min_inclusive else '>'} {_number(low)}"
+        if high is not None:
+            return f"<= {_number(high)}"
+        return "any int" if self.kind == "int" else "finite"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form: the kind with its bounds (both inclusive unless stated) or choices."""
+        if self.kind == "choice":
+            return {"kind": "choice", "choices": list(self.choices)}
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.min_value is not None:
+            out.update(min=self.min_value, min_inclusive=self.min_inclusive)
+        if self.max_value is not None:
+            out.update(max=self.max_value, max_inclusive=True)
+        return out
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+_recorded: ContextVar[dict[str, list[Constraint]] | None] = ContextVar(
+    "fedsec_recorded_constraints", default=None)
+
+
+@contextmanager
+def recording_constraints() -> Iterator[dict[str, list[Constraint]]]:
+    """Within the block, the checks record what they enforce, by parameter name.
+
+    Examples
+    --------
+    >>> with recording_constraints() as seen:
+    ...     _ = check_int(3, owner="demo", name="n_rounds", min_value=1)
+    >>> seen["n_rounds"][0].text()
+    '>= 1'
+    """
+    sink: dict[str, list[Constraint]] = {}
+    token = _recorded.set(sink)
+    try:
+        yield sink
+    finally:
+        _recorded.reset(token)
+
+
+def _record(name: str, constraint: Constraint) -> None:
+    sink = _recorded.get()
+    if sink is not None and constraint not in sink.setdefault(name, []):
+        sink[name].append(constraint)
 
 
 def param_error(owner: str, name: str, expected: str, got: Any) -> ValidationError:
@@ -29,6 +113,7 @@ def check_int(
     max_value: int | None = None,
 ) -> int:
     """Return ``value`` as an int, refusing bools, floats and out-of-range values."""
+    _record(name, Constraint("int", min_value=min_value, max_value=max_value))
     bounds = _bounds_text(min_value, max_value)
     expected = f"an int{bounds}"
     if isinstance(value, bool) or not isinstance(value, Integral):
@@ -46,6 +131,8 @@ def check_float(
     max_value: float | None = None, min_inclusive: bool = True,
 ) -> float:
     """Return ``value`` as a finite float within the given bounds."""
+    _record(name, Constraint("number", min_value=min_value, max_value=max_value,
+                             min_inclusive=min_inclusive))
     low = "" if min_value is None else (">= " if min_inclusive else "> ") + f"{min_value}"
     high = "" if max_value is None else f"<= {max_value}"
     bounds = " and ".join(b for b in (low, high) if b)
@@ -65,6 +152,7 @@ def check_float(
 def check_choice(value: Any, *, owner: str, name: str, choices: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``choices``."""
     options = tuple(choices)
+    _record(name, Constraint("choice", choices=options))
     if value not in options:
         raise param_error(owner, name, "one of " + ", ".join(map(repr, options)), value)
     return str(value)

@@ -88,6 +88,8 @@ class SecureSum(Protocol):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         statistic: str = "sum"
+        """What each party's vector holds: sum (column sums and row count: the pooled mean) or
+        moments (also sums of squares: the pooled variance)."""
 
         def __post_init__(self) -> None:
             check_choice(self.statistic, owner="protocol 'secure-sum'", name="statistic",

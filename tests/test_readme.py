@@ -28,7 +28,8 @@ def test_every_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict[str, object] = {"__name__": "readme"}
     try:
         for number, block in enumerate(_blocks(), 1):
-            code = compile(block, f"README.md python block {number}", "exec")
+            # dont_inherit: run as a user's script would, without this file's __future__ imports
+            code = compile(block, f"README.md python block {number}", "exec", dont_inherit=True)
             exec(code, namespace)  # noqa: S102 - the README's own examples
     finally:
         for kind in registry.KINDS:

@@ -63,6 +63,8 @@ class TreeCollusion(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         max_size: int = 2
+        """Largest coalition (in workers) listed in the table of what every coalition would recover
+        exactly."""
 
         def __post_init__(self) -> None:
             check_int(self.max_size, owner="attack 'tree-collusion'", name="max_size",

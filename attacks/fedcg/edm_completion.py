@@ -74,8 +74,12 @@ class EDMCompletion(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         method: str = "alternating-descent"
+        """How the hidden block D_X is filled: a completion algorithm of the paper's section 4 or
+        the nystrom (Schur-complement) formula, which needs D_W."""
         max_iter: int = 200
+        """Iterations at most of the completion algorithm."""
         seed: int = 0
+        """Seed of the attack's own random stream (the completion's random starts)."""
 
         def __post_init__(self) -> None:
             check_choice(self.method, owner="attack 'edm-completion'", name="method",

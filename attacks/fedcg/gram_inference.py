@@ -112,6 +112,8 @@ class GramInference(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         rcond: float = 1e-10
+        """Relative cutoff of small singular values in the least-squares solve for the Gram matrix
+        (numpy lstsq's rcond)."""
 
         def __post_init__(self) -> None:
             check_float(self.rcond, owner="attack 'gram-inference'", name="rcond", min_value=0.0)

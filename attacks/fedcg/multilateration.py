@@ -290,8 +290,14 @@ class Multilateration(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         knowledge: str = "auto"
+        """Where the landmarks come from: landmarks (regenerated from the clients' seed),
+        landmark-distances (P landmarks located in the blocks, classical MDS frame) or auto (the
+        seed when held, else the blocks)."""
         unknown_gamma: bool = False
+        """Treat the kernel width as unknown and estimate it with the points (needs m >= d + 2
+        landmarks)."""
         floor: float = 1e-300
+        """Kernel entries at or below floor are treated as missing (underflowed), never inverted."""
 
         def __post_init__(self) -> None:
             check_choice(self.knowledge, owner="attack 'multilateration'", name="knowledge",

@@ -56,9 +56,14 @@ class EmbeddingInversion(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         steps: int = 300
+        """Adam steps of the inversion."""
         lr: float = 0.05
+        """Adam learning rate of the inversion."""
         max_rows: int = 200
+        """Embeddings inverted at most per client and source (the first ones sent)."""
         sources: str = "test,train,clusters"
+        """What to invert, a comma-separated subset of test, train (raw training embeddings) and
+        clusters (cluster-mean embeddings)."""
 
         def __post_init__(self) -> None:
             unknown = sorted(set(self.sources.split(",")) - set(NAMED))

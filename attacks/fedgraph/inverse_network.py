@@ -57,11 +57,18 @@ class InverseNetwork(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         hidden: int = 512
+        """Units in each of the inverse network's two hidden ReLU layers."""
         epochs: int = 100
+        """Epochs of Adam training the inverse network on the auxiliary pairs."""
         lr: float = 0.001
+        """Adam learning rate of the inverse network."""
         batch_size: int = 64
+        """Mini-batch size of the inverse network's training."""
         max_rows: int = 200
+        """Test embeddings inverted at most per client (the first ones sent)."""
         seed: int = 0
+        """Seed of the inverse network's initial weights and batch order (each client adds its
+        index)."""
 
         def __post_init__(self) -> None:
             for name in ("hidden", "epochs", "batch_size", "max_rows"):

@@ -61,6 +61,8 @@ class RecordsParams:
     """The known records an attack needs: ``records=PATH``, a ``.npz`` (:func:`load_records`)."""
 
     records: str = ""
+    """Path of a .npz of the training rows the adversary knows (NAME/rows, NAME/X per attacked
+    party)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.records, str) or not self.records:

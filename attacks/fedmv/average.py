@@ -38,6 +38,8 @@ class AverageDifference(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         other_rows: int = 0
+        """Row count assumed for the missing client (its weight in the average); 0: the mean of the
+        coalition's own counts."""
 
         def __post_init__(self) -> None:
             check_int(self.other_rows, owner="attack 'average-difference'", name="other_rows",

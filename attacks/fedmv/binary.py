@@ -93,7 +93,11 @@ class BinaryColumns(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         tol: float = 1e-4
+        """A 0/1 vector counts as held by the view's column space when its relative residual is
+        below tol."""
         restarts: int = 100
+        """Random combinations tried as starts of the alternating projections, besides each row's
+        projection."""
 
         def __post_init__(self) -> None:
             check_float(self.tol, owner="attack 'binary-columns'", name="tol", min_value=0.0,

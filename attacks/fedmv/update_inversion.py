@@ -70,15 +70,28 @@ class FedAvgInversion(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         method: str = "ig"
+        """ig (1 - cosine between simulated and observed updates, Adam) or dlg (relative squared L2
+        distance, L-BFGS)."""
         steps: int = 200
+        """Optimisation steps of the inversion."""
         lr: float = 0.0
+        """Learning rate of the inversion; 0: the method's own (ig 0.1, dlg 1.0)."""
         tv_weight: float = 0.0
+        """Weight of a total-variation prior along each sequence's time axis; 0: none."""
         labels: str = "counts"
+        """counts: labels read from each view's output-bias update (when readable); joint: soft
+        labels optimised with the inputs."""
         round: int = 1
+        """The FedAvg round whose updates are inverted (1 is the first)."""
         max_samples: int = 64
+        """Dummy sequences fitted at most; a client holding more is modelled by that many."""
         other_rows: int = 0
+        """Under differencing (all clients but one), the row count assumed for the missing client;
+        0: the mean of the coalition's own counts."""
         clients: int = 1
+        """Clients' updates inverted at most (those the adversary reads)."""
         seed: int = 0
+        """Seed of the dummy sequences' starting point (each view adds its index)."""
 
         def __post_init__(self) -> None:
             check_choice(self.method, owner=OWNER, name="method", choices=("ig", "dlg"))

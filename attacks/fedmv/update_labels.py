@@ -90,8 +90,12 @@ class UpdateLabels(Attack):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         round: int = 1
+        """The FedAvg round whose updates are read (1 is the first)."""
         clients: int = 64
+        """Clients' updates read at most."""
         other_rows: int = 0
+        """Under differencing (all clients but one), the row count assumed for the missing client;
+        0: the mean of the coalition's own counts."""
 
         def __post_init__(self) -> None:
             for name in ("round", "clients"):

@@ -36,6 +36,8 @@ class RandomLandmarks(Defense):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         method: str = "U"
+        """Sets the protocol's landmark_method: U (uniform on [0, 1] per feature) or N (normal with
+        the pooled training mean and std)."""
 
         def __post_init__(self) -> None:
             check_choice(self.method, owner="defense 'random-landmarks'", name="method",
@@ -54,6 +56,8 @@ class FewLandmarks(Defense):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         m: int = 5
+        """Sets the protocol's n_landmarks: the number of landmarks (below the feature count, no
+        point is identifiable)."""
 
         def __post_init__(self) -> None:
             check_int(self.m, owner="defense 'few-landmarks'", name="m", min_value=1)
@@ -71,6 +75,8 @@ class RandomKernelWidth(Defense):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         jitter: float = 1.0
+        """Sets the protocol's gamma_jitter: landmark j gets width gamma (1 + u_j), u_j ~ U(0,
+        jitter)."""
 
         def __post_init__(self) -> None:
             check_float(self.jitter, owner="defense 'random-kernel-width'", name="jitter",

@@ -37,7 +37,11 @@ class UpdateNoise(Defense):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         clip: float = 1.0
+        """Sets the protocol's clip: each client clips its change of weights over a round to this L2
+        norm."""
         noise_multiplier: float = 0.1
+        """Sets the protocol's noise_multiplier: each clipped update value gets N(0,
+        (noise_multiplier * clip)^2) noise; 0: clipping only."""
 
         def __post_init__(self) -> None:
             check_float(self.clip, owner=OWNER, name="clip", min_value=0.0, min_inclusive=False)

@@ -37,6 +37,8 @@ class EpsilonDRDownsampling(Defense):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         epsilon: float = 0.1
+        """Sets the protocol's dr_epsilon: each worker drops the samples whose reconstruction error
+        ||x - x F F^+|| is below epsilon (feature units)."""
 
         def __post_init__(self) -> None:
             check_float(self.epsilon, owner="defense 'epsilon-dr-downsampling'", name="epsilon",

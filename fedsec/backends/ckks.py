@@ -104,10 +104,20 @@ class CkksBackend(MaskingBackend):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         poly_modulus_degree: int = 8192
+        """Ring degree N, one of 1024, 2048, ..., 32768: a ciphertext holds N/2 slots, and N caps
+        the moduli's total bits (128-bit security)."""
         coeff_mod_bit_sizes: tuple[int, ...] = (60, 40, 40, 60)
+        """Bit sizes of the coefficient moduli, at least two, each in [17, 60], total capped by N
+        (218 at 8192); the middle ones give the multiplicative depth."""
         scale_bits: int = 40
+        """log2 of the CKKS scale (the fixed-point precision): at least 20 and at most the smallest
+        middle modulus."""
         max_abs: float = 1024.0
+        """Public bound on the magnitude of encrypted values, below 2**(first modulus bits -
+        scale_bits - 1); larger values are refused."""
         flood_bits: int = 0
+        """k > 0: the key holder adds Gaussian noise of std 2**k times the tracked error bound to
+        each decryption; 0: decryptions as they are."""
 
         def __post_init__(self) -> None:
             check_int(self.flood_bits, owner=OWNER, name="flood_bits", min_value=0,

@@ -114,9 +114,16 @@ class NoiseBackend(MaskingBackend):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         fraction_bits: int = 36
+        """Fixed-point fraction bits: values are encoded as round(x * 2**fraction_bits) modulo
+        2**64."""
         max_abs: float = 65536.0
+        """Public bound on the magnitude of masked values; at most 2**(63 - fraction_bits) /
+        max_summands, so sums fit in 64 bits."""
         max_summands: int = 1024
+        """Terms a masked sum may add at most (sets the headroom max_abs must leave)."""
         key_source: str = prg.SIMULATION
+        """Mask keys from the run's seed (simulation: reproducible, marked insecure in the
+        transcript header) or from an X25519 agreement through the network (agreement)."""
 
         def __post_init__(self) -> None:
             check_int(self.fraction_bits, owner=OWNER, name="fraction_bits", min_value=1,

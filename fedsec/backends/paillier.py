@@ -116,11 +116,22 @@ class PaillierBackend(MaskingBackend):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         key_bits: int = 3072
+        """Modulus size of the key pair: 2048, 3072 (about 128-bit security) or 4096; smaller (at
+        least 256) only with insecure_test_keys."""
         fraction_bits: int = 36
+        """Fixed-point fraction bits: every value is encoded with the pinned exponent
+        -fraction_bits."""
         max_abs: float = 65536.0
+        """Public bound on the magnitude of encrypted values (sets each packed slot's integer bits);
+        larger values are refused."""
         headroom_bits: int = 10
+        """Spare bits per packed slot: a sum may add up to 2**headroom_bits ciphertexts without
+        overflow."""
         key_source: str = "simulation"
+        """Key pairs and obfuscators from the run's seed (simulation: reproducible, insecure) or
+        from operating-system randomness (secrets)."""
         insecure_test_keys: bool = False
+        """Allow key_bits below 2048, for fast tests only."""
 
         def __post_init__(self) -> None:
             check_int(self.key_bits, owner=OWNER, name="key_bits", min_value=256)

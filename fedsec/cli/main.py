@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Sequence
 
 from fedsec import __version__
-from fedsec.cli import attack_cmd, audit_cmd, inspect_cmd, list_cmd, run_cmd
+from fedsec.cli import attack_cmd, audit_cmd, describe_cmd, inspect_cmd, list_cmd, run_cmd
 from fedsec.errors import FedsecError, UnknownNameError, ValidationError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fedsec {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (run_cmd, inspect_cmd, attack_cmd, audit_cmd, list_cmd):
+    for module in (run_cmd, inspect_cmd, attack_cmd, audit_cmd, list_cmd, describe_cmd):
         module.add_parser(sub)
     return parser
 

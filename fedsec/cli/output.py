@@ -16,12 +16,12 @@ def print_json(data: Mapping[str, Any] | Sequence[Any]) -> None:
     sys.stdout.write("\n")
 
 
-def table(rows: Iterable[Sequence[Any]], headers: Sequence[str]) -> str:
-    """A plain aligned text table."""
+def table(rows: Iterable[Sequence[Any]], headers: Sequence[str], *, left: int = 1) -> str:
+    """A plain aligned text table: the first ``left`` columns flush left, the others right."""
     cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                       enumerate(zip(row, widths, strict=True))) for row in cells]
+    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in
+                       enumerate(zip(row, widths, strict=True))).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

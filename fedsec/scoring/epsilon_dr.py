@@ -66,6 +66,8 @@ class EpsilonDR(Scorer):
     @dataclass(frozen=True, kw_only=True)
     class Params(EpsilonParams):
         epsilon: float = 0.1
+        """epsilon-DR threshold: a sample violates it when its Euclidean error from its true record
+        is below epsilon (feature units)."""
     glossary: ClassVar[Mapping[str, str]] = {
         "passed": (
             "whether every sample's reconstruction error exceeds epsilon (the certificate)."),

@@ -70,6 +70,8 @@ class PixelRecovery(Scorer):
     @dataclass(frozen=True, kw_only=True)
     class Params:
         data_range: float = 2.0
+        """Peak-to-peak range of the pixel values in the PSNR, 10 log10(range^2 / mse) (2 for pixels
+        in [-1, 1])."""
 
         def __post_init__(self) -> None:
             check_float(self.data_range, owner="scorer 'pixel-recovery'", name="data_range",

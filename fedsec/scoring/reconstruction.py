@@ -60,6 +60,8 @@ class EpsilonParams:
     error, or distance after matching), shared by the built-in scorers."""
 
     epsilon: float = 0.05
+    """A target counts as recovered when its error is at most epsilon (relative error, or distance
+    after matching or alignment, as the scorer says; column-space: 1 - captured)."""
 
     def __post_init__(self) -> None:
         check_float(self.epsilon, owner="the scorer", name="epsilon", min_value=0.0)

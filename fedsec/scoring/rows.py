@@ -111,8 +111,13 @@ class RowsParams(EpsilonParams):
     victim's), and the ``seed`` of the random projection baseline."""
 
     pool: str = "victim"
+    """Candidate records a row is re-identified in: victim (the victim's own records) or federation
+    (every party's records of the same features)."""
     rule: str = "nearest"
+    """nearest record, or assignment (distinct records by optimal matching; only with
+    pool=victim)."""
     seed: int = 0
+    """Seed of the random projection baseline."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -219,7 +219,6 @@ class BinaryColumnsScore(Scorer):
     """
 
     summary = "Fraction of a block's 0/1 columns recovered exactly, and spurious columns."
-    Params = EpsilonParams
     recovers = "the 0/1 columns of {what}"
     glossary: ClassVar[Mapping[str, str]] = {
         "binary_columns": "the private blocks' non-constant 0/1 columns.",

@@ -51,12 +51,23 @@ class DSGParams:
 
     _owner: ClassVar[str] = OWNER
     n_iterations: int = 6000
+    """Iterations t: each picks one training sample and draws one random feature (w_t, b_t)."""
     kernel: str = "rbf"
+    """The kernel the random features approximate: rbf, exp(-||x - y||^2 / (2 width^2)), or laplace,
+    exp(-||x - y||_1 / width)."""
     kernel_width: float = 0.0
+    """The kernel's width (sigma); 0: like scikit-learn's "scale", from pooled statistics (rbf:
+    sigma^2 = n_features Var(X) / 2)."""
     loss: str = "logistic"
+    """Loss L(f(x), y) of the paper's Table 1: square, logistic or smooth-hinge."""
     step: float = 0.1
+    """Constant step size gamma of alpha_t = -gamma L'(f, y) phi_t(x); step * regularization must be
+    < 1 (Theorem 4)."""
     regularization: float = 1e-3
+    """Weight lambda: every earlier alpha is scaled by 1 - step * lambda each iteration."""
     block: int = 64
+    """Iterations vectorised together (the same model either way; in FDSKL one message per tree edge
+    carries a block)."""
 
     def __post_init__(self) -> None:
         owner = self._owner

@@ -76,7 +76,11 @@ class FDSKLParams(dsg.DSGParams):
 
     _owner: ClassVar[str] = "protocol 'fdskl'"
     offsets: str = "per-feature"
+    """Offsets of Algorithm 3: per-feature (the paper: one per worker and feature, reused), fresh
+    (new ones for every pair) or none (raw partial products travel along T1)."""
     structure: str = "tree"
+    """Layout of the summation trees: tree (balanced, log depth), cycle (a ring) or star (everyone
+    sends to one node; refused whenever offsets are used)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

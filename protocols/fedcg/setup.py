@@ -45,13 +45,28 @@ class FedCGParams:
     """
 
     n_landmarks: int = 50
+    """Number of Nyström landmarks m (the columns of the kernel block); P landmarks need at least m
+    training rows."""
     landmark_method: str = "P"
+    """How landmarks are drawn from the clients' shared seed: P (training rows, whose features their
+    owners send in the clear), U (uniform in [0, 1] per feature) or N (normal with the pooled
+    training mean and std)."""
     gamma: float = 0.0
+    """RBF kernel width in exp(-gamma ||x - w||^2); 0: scikit-learn's "scale", 1 / (n_features
+    Var(X)) from pooled training statistics."""
     gamma_jitter: float = 0.0
+    """Per-landmark width gamma (1 + u_j), u_j ~ U(0, gamma_jitter), a defence; 0: one common
+    width."""
     regularization: float = 1e-3
+    """Ridge weight lambda in (K^T K + lambda I) alpha = K^T Y."""
     tol: float = 1e-24
+    """Conjugate gradient stops when every column's squared residual is below tol times its starting
+    value."""
     max_epochs: int = 500
+    """Conjugate gradient epochs at most (the federated protocols exchange messages in each)."""
     server_knows_seed: bool = True
+    """The hospital also gives the clients' shared seed (landmarks, widths, alpha0) to the server,
+    as in the paper's design."""
 
     def __post_init__(self) -> None:
         check_int(self.n_landmarks, owner=OWNER, name="n_landmarks", min_value=1)

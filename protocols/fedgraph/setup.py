@@ -54,28 +54,60 @@ class FedGraphParams:
     """
 
     hidden: int = 256
+    """Units in each hidden layer of the clients' MLPs (the paper: 256)."""
     layers: int = 5
+    """Hidden layers of the clients' MLPs (the paper: 5)."""
     epochs: int = 20
+    """Epochs of Adam training each client's MLP (20: the paper's count is lost)."""
     batch_size: int = 128
+    """Mini-batch size of the clients' MLP training (the paper: 128)."""
     lr: float = 0.001
+    """Adam learning rate of the clients' MLPs (0.001: the paper's value is lost)."""
     weight_decay: float = 0.0001
+    """Adam weight decay of the clients' MLPs and the server's GCN (0.0001: the paper's value is
+    lost)."""
     depth: int = 0
+    """Hidden layers the extractor keeps (at most layers); 0: each client chooses by the privacy
+    score."""
     scores: bool = False
+    """Compute the privacy score at every depth even when depth is fixed."""
     score_samples: int = 20
+    """Rows of the client's data the privacy score is computed on (20)."""
     score_steps: int = 50
+    """Alternating gradient steps of the privacy score's search (50)."""
     score_keep: float = 0.75
+    """A choice by score (depth 0, cluster_size 0) keeps this share of the range between the worst
+    and the best score (0.75)."""
     lam: float = 10_000.0
+    """lambda of the privacy score, the weight of the embedding gap ||g(x') - g(x)||^2 (the paper:
+    10,000)."""
     clustering: str = "crc"
+    """What clients send: crc (class-conditioned random clusters' means), random (random clusters'
+    means), kmeans (server-side, on raw embeddings) or none (raw embeddings)."""
     cluster_size: int = 10
+    """s, the rows averaged per cluster (the paper: 65 of 60,000 rows); 0: each client chooses s by
+    validation (crc and random only)."""
     redraws: int = 1
+    """Clusterings each group draws, each from its own seed, sending one set of means per draw (1:
+    the paper's single clustering)."""
     in_class: float = 0.7
+    """Share of each crc cluster's rows taken from one class (0.7)."""
     gcn_hidden: int = 64
+    """Units in each layer of the server's GCN (64)."""
     gcn_layers: int = 2
+    """Layers of the server's GCN (2)."""
     gcn_epochs: int = 100
+    """Epochs of Adam training the server's GCN (100)."""
     gcn_lr: float = 0.001
+    """Adam learning rate of the server's GCN (0.001)."""
     gcn_batch_size: int = 16
+    """Mini-batch size of the server's GCN training (16, the paper's batch for clusters)."""
     inputs: str = "pixels"
+    """pixels maps 0-255 to [-1, 1] as the paper does (a fixed map: no statistics cross parties);
+    as-is keeps the values."""
     compare: bool = True
+    """Also train the server's GCN on raw embeddings and under every clustering, offline, for the
+    paper's Table 2 columns."""
 
     def __post_init__(self) -> None:
         for name in ("hidden", "layers", "epochs", "batch_size", "score_samples",

@@ -51,7 +51,11 @@ class HFedMVParams(MVLParams):
     to the local tolerance)."""
 
     rounds: int = 20
+    """Server rounds: broadcast the weights, each client runs MVL on its rows, weighted secure
+    average (the paper: 20)."""
     local_rounds: int = 0
+    """Each client's rounds of block updates per server round; 0: up to max_rounds, i.e. run to the
+    local tolerance."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -84,15 +84,29 @@ class SFedMVParams(HFedMVParams):
     """
 
     hidden: int = 16
+    """State size of each GRU direction (features per view: 2 * hidden)."""
     fedavg_rounds: int = 10
+    """FedAvg rounds training the extractors (the paper: 150-170)."""
     local_epochs: int = 2
+    """Each client's epochs of local training per FedAvg round (the paper: 10-15)."""
     batch_size: int = 32
+    """Mini-batch size of local training (the paper: 128)."""
     lr: float = 0.005
+    """Learning rate of local training (the paper: 0.001 or 0.005)."""
     optimizer: str = "rmsprop"
+    """Local optimizer: rmsprop (the paper's) or sgd (plain; its update is a sum of gradients,
+    RMSProp's first step only their signs)."""
     clip: float = 0.0
+    """Each client clips its change of weights to this L2 norm before sending it; 0: no clipping
+    (the update-noise defence sets it)."""
     noise_multiplier: float = 0.0
+    """Each clipped update value gets N(0, (noise_multiplier * clip)^2) noise from the client's
+    private stream; 0: none; needs clip > 0."""
     local_rows: int = 0
+    """Each client trains on its first local_rows sequences only; 0: all of them."""
     local_baselines: bool = True
+    """Also train every client's extractors alone, for the paper's Table 3 local rows (local_mvl_*,
+    local_hfedmv_*)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -39,15 +39,28 @@ class MVLParams:
     """
 
     beta: float = 4.0
+    """Weight of the l2,1 penalty beta ||W_k||_{2,1} on every view's weights (the paper: 4)."""
     zeta: float = 1.0
+    """Weight tying each view's estimate X_k W_k to the consensus (the paper picks it from 2^0..2^5
+    on validation data)."""
     eta: float = 1.0
+    """Weight tying the consensus to the labels (the paper picks it from 2^0..2^5 on validation
+    data)."""
     tol: float = 1e-6
+    """The outer loop stops when the consensus changes by at most tol (relative change)."""
     max_rounds: int = 100
+    """Rounds of the outer loop at most."""
     inner_tol: float = 1e-6
+    """IRLS for each W_k stops when W_k changes by at most inner_tol (relative change)."""
     max_inner: int = 20
+    """IRLS steps at most for each W_k."""
     eps: float = 1e-8
+    """IRLS's guard against a zero row: row weights 1 / (2 (||w_i|| + eps))."""
     test_tol: float = 1e-10
+    """The test phase's averaging loop stops when the consensus changes by at most test_tol
+    (relative change)."""
     max_test_steps: int = 1000
+    """Steps of the test phase's averaging loop at most."""
 
     def __post_init__(self) -> None:
         owner = "protocol 'fedmv'"

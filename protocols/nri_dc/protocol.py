@@ -81,20 +81,46 @@ class NRIDCParams:
     """
 
     collab: str = "opp"
+    """The master's collaboration function: ls, gep, opp (the paper's proposal), gopp or rdp."""
     model: str = "logistic"
+    """The master's model h and the workers' own models: logistic, mlp or random-forest
+    (scikit-learn)."""
     n_components: int = 0
+    """m_tilde, the columns of each worker's secret map F_i (at most the number of features); 0:
+    floor(3 m / 4) of m features."""
     sigma: float = 0.1
+    """Scale of the perturbation sigma E_i added before each worker's PCA (0.1 is ours: the paper's
+    value is lost)."""
     noise: str = "normal"
+    """Distribution of the perturbation E_i's entries: normal (standard normal, the paper's) or
+    uniform (U[0, 1))."""
     n_anchor: int = 2000
+    """Rows of the shared anchor X_anc (2000, the DC papers' usual choice: the paper's value is
+    lost)."""
     anchor: str = "normal"
+    """How the anchor is drawn: normal (standard normal entries, the paper's), uniform (U[0, 1)
+    entries) or public (rows of anchor_dataset)."""
     anchor_dataset: str = ""
+    """The named public dataset the anchor's rows come from; given with anchor=public and only
+    then."""
     rdp_weight: float = 1.0
+    """Weight of RDP's rank-deficiency penalty."""
     rdp_init: str = "opp"
+    """RDP's starting point: the ls or opp solution."""
     max_iterations: int = 500
+    """Iterations at most of GOPP and of RDP's optimiser."""
     tol: float = 1e-8
+    """Stopping tolerance of GOPP (relative change of the target Z) and of RDP's optimiser
+    (ftol)."""
     rescale: bool = True
+    """Multiply every G_i by one common factor so the collaborative representation has the data's
+    size (a no-op for square orthogonal G_i)."""
     dr_epsilon: float = 0.0
+    """Each worker checks epsilon-DR at this epsilon (every sample's reconstruction error ||x - x F
+    F^+|| at least epsilon, feature units); 0: no check."""
     dr_downsample: bool = False
+    """Drop the samples that violate epsilon-DR before sharing (needs dr_epsilon > 0; the
+    epsilon-dr-downsampling defence sets it)."""
 
     def __post_init__(self) -> None:
         check_choice(self.collab, owner=OWNER, name="collab", choices=collab.METHODS)
