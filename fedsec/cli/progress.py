@@ -125,6 +125,11 @@ class Display:
         now = self.clock()
         first = update.label not in self._started
         started = self._started.setdefault(update.label, now)
+        if update.note and not self.tty:  # a log keeps every note, with the count and time
+            self._last_shown[update.label] = now
+            self._write(f"{PREFIX}[{update.done}/{update.total}] {update.note}, "
+                        f"{_timing(update, now - started)}\n")
+            return
         if update.note:
             self.message(update.note)
         due = (first or update.final or update.done >= update.total

@@ -13,6 +13,7 @@ import pytest
 
 from fedsec.errors import CapabilityError, FedsecError, UnknownNameError, ValidationError
 from fedsec.plan import RunConfig, plan
+from fedsec.progress import Progress
 from fedsec.results import RESULT_FILE, Comparison, RunRecord
 from fedsec.runner import execute, run
 
@@ -81,7 +82,7 @@ def test_a_module_class_is_found_on_the_search_path_without_editing_sys_path(
         sys.modules.pop("fedsec_test_user_defences", None)
 
 
-def test_long_protocols_report_progress_at_most_every_few_seconds() -> None:
+def test_long_protocols_report_their_progress() -> None:
     from fedsec.testing import small_federation
 
     federation = small_federation(2, 0)
@@ -91,9 +92,11 @@ def test_long_protocols_report_progress_at_most_every_few_seconds() -> None:
     for step in range(5):
         federation.report(f"step {step}", every=3600.0)
     assert heard == ["step 0"]
-    messages: list[str] = []
-    run(RunConfig(protocol="v-fedmv", dataset="mfeat:views=zer+mor"), progress=messages.append)
-    assert any(m.startswith("v-fedmv round 1:") for m in messages)
+    updates: list[Progress] = []
+    run(RunConfig(protocol="v-fedmv", dataset="mfeat:views=zer+mor"), on_progress=updates.append)
+    rounds = [u for u in updates if u.label.startswith("v-fedmv rounds")]
+    assert rounds and rounds[0].unit == "round" and rounds[0].total >= rounds[-1].done >= 1
+    assert [u.done for u in rounds] == sorted(u.done for u in rounds)
 
 
 def test_a_run_refuses_parameters_its_training_set_cannot_hold() -> None:
