@@ -272,10 +272,13 @@ class CkksBackend(MaskingBackend):
         first = same_key_summands(items, "CKKS")
         if any(other.info["level"] != first.info["level"] for other in items[1:]):
             raise CapabilityError("CKKS vectors at different levels cannot be added here.")
-        data = [chunk.copy() for chunk in first.data]
-        for other in items[1:]:
-            for mine, theirs in zip(data, other.data, strict=True):
-                mine.add_(theirs)
+        if len(items) == 1:
+            data = list(first.data)  # ciphertexts are never changed in place: safe to share
+        else:  # the first sum out of place, the rest into it (a copy would serialise the context)
+            data = [mine + theirs for mine, theirs in zip(first.data, items[1].data, strict=True)]
+            for other in items[2:]:
+                for mine, theirs in zip(data, other.data, strict=True):
+                    mine.add_(theirs)
         info = {"summands": sum(p.info["summands"] for p in items), "level": first.info["level"],
                 "bound": sum(p.info["bound"] for p in items),
                 "error_bound": sum(p.info["error_bound"] for p in items)}

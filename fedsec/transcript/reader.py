@@ -9,6 +9,7 @@ the reading; what was read before it stays, and the transcript says where the da
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -306,7 +307,8 @@ def checked_columns(batch: pa.RecordBatch, first: int,
         batch.validate(full=True)
     except (pa.ArrowException, ValueError) as error:
         raise Damage(f"it fails validation ({_short(error)})") from None
-    cols = {fmt.field_name(name): batch.column(i).to_pylist()
+    cols = {fmt.field_name(name): (payload_views(batch.column(i)) if name == "payload"
+                                   else batch.column(i).to_pylist())
             for i, name in enumerate(batch.schema.names)}
     metas: list[Mapping[str, Any]] = []
     for i, (kind, dtype, shape, raw, meta) in enumerate(zip(
@@ -320,6 +322,19 @@ def checked_columns(batch: pa.RecordBatch, first: int,
             raise Damage(f"message {first + i} is unreadable: {error}") from None
     cols[_METAS] = metas
     return cols
+
+
+def payload_views(column: pa.Array) -> list[memoryview]:
+    """A validated binary column's values as views of its data buffer: no copy, so a
+    memory-mapped file's payloads are read from disk only when used (arrays decode to
+    read-only views of them; the mapping lives as long as a view does)."""
+    if column.null_count:
+        raise Damage("a message has no payload")
+    _, offsets_buffer, data_buffer = column.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
+        column.offset:column.offset + len(column) + 1].tolist()
+    data = memoryview(data_buffer) if data_buffer is not None else memoryview(b"")
+    return [data[start:end] for start, end in itertools.pairwise(offsets)]
 
 
 def messages_of(cols: Columns) -> list[Message]:

@@ -174,8 +174,9 @@ class Transcript:
     header : Mapping
         Run facts recorded before the first message (protocol, parameters,
         parties and roles, public parameters, seed, versions).
-    messages : tuple of Message
-        Every message in order.
+    messages : sequence of Message
+        Every message in order: a tuple, or for a run streamed to a file a
+        :class:`~fedsec.transcript.log.MessageLog` that reads them back from it lazily.
     footer : Mapping or None
         How the run ended (``status``, ``n_messages``, final ``head``);
         ``None`` when the file was cut before the end record.
@@ -189,7 +190,7 @@ class Transcript:
     """
 
     header: Mapping[str, Any]
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     footer: Mapping[str, Any] | None
     read_problems: tuple[str, ...] = field(default=())
     format_version: str = CHAIN_FORMAT

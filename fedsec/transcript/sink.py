@@ -1,0 +1,125 @@
+"""Where a transcript's batches go: the Arrow file (``PATH.partial`` until finished) and the
+thread that writes built batches while the run goes on."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from queue import SimpleQueue
+from typing import Any, cast
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from fedsec.transcript import arrow_format as fmt
+from fedsec.transcript.message import Message, canonical_json
+
+EMPTY_META = "{}"
+
+
+class ArrowSink:
+    """Writes record batches to ``PATH.partial`` and moves the file into place on finish.
+
+    The last batch of a finished transcript has no rows; its custom metadata
+    holds the footer (status, message count, final chain value, the end record's seal). A
+    file without it was cut short. The file is readable by its owner only. Writes go straight
+    to the operating system (no Python-level buffer), so every written batch survives the
+    process.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], header_json: str,
+                 version: str = fmt.FORMAT_VERSION) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.schema = fmt.schema(header_json, version)
+        # owner-only, like the private store: under plain or simulation keys the payloads are
+        # the parties' private values
+        os.close(os.open(self.partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        os.chmod(self.partial, 0o600)
+        self._file = pa.OSFile(str(self.partial), "wb")
+        self._writer = ipc.new_file(self._file, self.schema)
+
+    def write(self, rows: Sequence[tuple[Message, bytes]], n_total: int, head: bytes) -> None:
+        """Append rows as one batch, with a checkpoint of the chain in its metadata."""
+        self.write_batch(to_batch(rows, self.schema), n_total, head)
+
+    def write_batch(self, batch: pa.RecordBatch, n_total: int, head: bytes) -> None:
+        """Append a built batch; ``n_total`` and ``head`` checkpoint the chain after it."""
+        self._writer.write_batch(
+            batch, custom_metadata={b"n": str(n_total).encode(), b"head": head.hex().encode()}
+        )
+
+    def finish(self, footer: Mapping[str, Any]) -> None:
+        """Write the end record, close the file and move it into place."""
+        end = to_batch([], self.schema)
+        footer_json = canonical_json(footer).encode()
+        self._writer.write_batch(end, custom_metadata={fmt.FOOTER_KEY: footer_json})
+        self._writer.close()
+        self._file.close()
+        os.replace(self.partial, self.path)
+
+    def discard(self) -> None:
+        """Close and delete the partial file (used when re-saving fails)."""
+        try:
+            self._writer.close()
+        finally:
+            self._file.close()
+            self.partial.unlink(missing_ok=True)
+
+
+class DiskWriter(threading.Thread):
+    """Writes built record batches in order, so disk time overlaps the run.
+
+    It needs the interpreter lock only briefly per batch, and batches are
+    large; a failure is kept and raised by the transcript writer.
+    """
+
+    def __init__(self, sink: ArrowSink) -> None:
+        super().__init__(name="fedsec-transcript", daemon=True)
+        self.sink = sink
+        self.inbox: SimpleQueue[tuple[pa.RecordBatch, int, bytes] | None] = SimpleQueue()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        while (item := self.inbox.get()) is not None:
+            if self.error is None:
+                try:
+                    self.sink.write_batch(*item)
+                except BaseException as error:  # raised in the recording thread
+                    self.error = error
+
+
+def to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema: pa.Schema,
+             payloads: pa.Buffer | None = None, metas: Sequence[str] | None = None
+             ) -> pa.RecordBatch:
+    """Rows as one batch; ``payloads`` holds their payload bytes back to back, else they are
+    given as ``(message, raw)`` pairs and joined. ``metas`` are the rows' metadata as the
+    chain covered it (canonical JSON), when the caller has it already."""
+    if not rows:
+        return pa.RecordBatch.from_pylist([], schema=schema)
+    if payloads is None:
+        pairs = cast("Sequence[tuple[Message, bytes]]", rows)
+        messages = [m for m, _ in pairs]
+        raws = [raw for _, raw in pairs]
+        payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
+        lengths = [len(raw) for raw in raws]
+    else:
+        messages = list(cast("Sequence[Message]", rows))
+        lengths = [len(m.payload) if isinstance(m.payload, bytes) else m.payload.nbytes
+                   for m in messages]
+    offsets = np.zeros(len(messages) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    payload = pa.Array.from_buffers(pa.large_binary(), len(messages),
+                                    [None, pa.py_buffer(offsets), payloads])
+    columns: dict[str, Sequence[Any]] = dict(
+        zip(Message._fields, zip(*messages, strict=True), strict=True)
+    )
+    columns["meta"] = (list(metas) if metas is not None else
+                       [m.meta_json if m.meta else EMPTY_META for m in messages])
+    arrays = [payload if f.name == "payload" else
+              pa.array(columns[fmt.field_name(f.name)], type=f.type) for f in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
