@@ -74,23 +74,42 @@ class ArrowSink:
 class DiskWriter(threading.Thread):
     """Writes built record batches in order, so disk time overlaps the run.
 
-    It needs the interpreter lock only briefly per batch, and batches are
-    large; a failure is kept and raised by the transcript writer.
+    It needs the interpreter lock only briefly per batch, and batches are large; a failure is
+    kept and raised by the transcript writer. At most ``max_in_flight`` payload bytes wait to
+    be written: a run that produces faster than the disk takes waits (:meth:`submit`), so
+    what the transcript holds in memory does not grow with it.
     """
 
-    def __init__(self, sink: ArrowSink) -> None:
+    def __init__(self, sink: ArrowSink, max_in_flight: int = 64 << 20) -> None:
         super().__init__(name="fedsec-transcript", daemon=True)
         self.sink = sink
-        self.inbox: SimpleQueue[tuple[pa.RecordBatch, int, bytes] | None] = SimpleQueue()
+        self.inbox: SimpleQueue[tuple[pa.RecordBatch, int, bytes, int] | None] = SimpleQueue()
         self.error: BaseException | None = None
+        self.max_in_flight = max_in_flight
+        self._in_flight = 0
+        self._written = threading.Condition()
+
+    def submit(self, batch: pa.RecordBatch, n_total: int, head: bytes, n_bytes: int) -> None:
+        """Queue a batch (``n_bytes`` of payload), first waiting while too much is queued."""
+        with self._written:
+            while (self._in_flight and self._in_flight + n_bytes > self.max_in_flight
+                   and self.error is None and self.is_alive()):
+                self._written.wait(timeout=1.0)
+            self._in_flight += n_bytes
+        self.inbox.put((batch, n_total, head, n_bytes))
 
     def run(self) -> None:
         while (item := self.inbox.get()) is not None:
+            batch, n_total, head, n_bytes = item
             if self.error is None:
                 try:
-                    self.sink.write_batch(*item)
+                    self.sink.write_batch(batch, n_total, head)
                 except BaseException as error:  # raised in the recording thread
                     self.error = error
+            del batch, item
+            with self._written:
+                self._in_flight -= n_bytes
+                self._written.notify_all()
 
 
 def to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema: pa.Schema,

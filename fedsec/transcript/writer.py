@@ -174,7 +174,7 @@ class TranscriptWriter:
         disk = self._disk
         assert disk is not None  # only a writer streaming to a file sends batches
         batch = to_batch(rows, disk.sink.schema, payloads, metas)
-        disk.inbox.put((batch, rows[-1].seq + 1, rows[-1].digest))
+        disk.submit(batch, rows[-1].seq + 1, rows[-1].digest, payloads.size)
         self._last_flush = perf_counter()
 
     def flush(self) -> None:
