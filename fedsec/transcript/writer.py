@@ -16,7 +16,7 @@ from fedsec.errors import TranscriptError
 from fedsec.transcript.arena import Arena
 from fedsec.transcript.log import MessageLog
 from fedsec.transcript.message import NO_META, Message, canonical_json, genesis, link, seal
-from fedsec.transcript.payload import decode, encode, wire_view
+from fedsec.transcript.payload import encode, wire_view
 from fedsec.transcript.signing import sign
 from fedsec.transcript.sink import EMPTY_META, ArrowSink, DiskWriter, to_batch
 from fedsec.transcript.transcript import Transcript
@@ -242,7 +242,7 @@ def _delivered(kind: str, dtype: str, shape: tuple[int, ...], data: np.ndarray |
         return data, data
     if data.nbytes <= SMALL_BYTES:
         raw = data.tobytes()
-        return raw, decode(kind, dtype, shape, raw)
+        return raw, np.frombuffer(raw, dtype=data.dtype).reshape(shape)  # read-only
     own = np.empty(data.nbytes, dtype=np.uint8)
     own[:] = data.reshape(-1).view(np.uint8)
     own.flags.writeable = False
