@@ -18,6 +18,7 @@ import pyarrow.ipc as ipc
 
 from fedsec.errors import TranscriptError
 from fedsec.transcript import arrow_format as fmt
+from fedsec.transcript.columns import column
 from fedsec.transcript.message import NO_META, Message, canonical_json, genesis, link, seal
 from fedsec.transcript.payload import BYTES, decode, encode, wire_view
 from fedsec.transcript.signing import sign
@@ -387,7 +388,7 @@ def _to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema:
     """Rows as one batch; ``payloads`` holds their payload bytes back to back, else they are
     given as ``(message, raw)`` pairs and joined."""
     if not rows:
-        return pa.RecordBatch.from_pylist([], schema=schema)
+        return pa.RecordBatch.from_arrays([column([], f.type) for f in schema], schema=schema)
     if payloads is None:
         pairs = cast("Sequence[tuple[Message, bytes]]", rows)
         messages = [m for m, _ in pairs]
@@ -407,5 +408,5 @@ def _to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema:
     )
     columns["meta"] = [m.meta_json if m.meta else _EMPTY_META for m in messages]
     arrays = [payload if f.name == "payload" else
-              pa.array(columns[fmt.field_name(f.name)], type=f.type) for f in schema]
+              column(columns[fmt.field_name(f.name)], f.type) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
