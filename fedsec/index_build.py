@@ -53,8 +53,10 @@ def collect() -> tuple[dict[str, dict[str, tuple[str, str]]], dict[str, str]]:
     extractor module)."""
     modules = import_everything()
     from fedsec import registry
-    from fedsec.attacks.linear_systems import EXTRACTORS
     from fedsec.plugin_registry import qualname
+
+    # the plug-in folders install under fedsec's name but sit outside fedsec/ (and mypy's view)
+    extractor_table = importlib.import_module("fedsec.attacks.linear_systems").EXTRACTORS
 
     components: dict[str, dict[str, tuple[str, str]]] = {}
     for kind in registry.KINDS:
@@ -62,7 +64,7 @@ def collect() -> tuple[dict[str, dict[str, tuple[str, str]]], dict[str, str]]:
         components[kind] = {name: (qualname(cls), getattr(cls, "summary", ""))
                             for name, cls in sorted(found.items()) if cls.__module__ in modules}
     extractors = {protocol: extractor.systems.__module__
-                  for protocol, extractor in sorted(EXTRACTORS.items())
+                  for protocol, extractor in sorted(extractor_table.items())
                   if extractor.systems.__module__ in modules}
     return components, extractors
 
