@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from fedsec.attacks.linear_systems import (
-    EXTRACTORS,
     LinearSystem,
     error_curve,
+    extractors,
     solve_rows,
     solve_shared,
 )
@@ -65,15 +65,16 @@ class LinearInference(Attack):
     @classmethod
     def applies_to(cls, protocol: type[Protocol]) -> bool:
         """Only protocols with a registered equation extractor whose tags they expose."""
-        extractor = EXTRACTORS.get(protocol.name)
+        extractor = extractors().get(protocol.name)
         return extractor is not None and extractor.tags <= protocol.exposes
 
     def not_applicable(self, view: View) -> str | None:
         protocol = view.header.get("protocol", {}).get("name")
-        if protocol not in EXTRACTORS:
+        known = extractors()
+        if protocol not in known:
             return (f"no equation extractor for protocol {protocol!r} (known: "
-                    f"{', '.join(sorted(EXTRACTORS))})")
-        extractor = EXTRACTORS[protocol]
+                    f"{', '.join(sorted(known))})")
+        extractor = known[protocol]
         missing = sorted(extractor.tags - view.tags())
         if missing:
             return f"{view.threat} observed no message tagged {', '.join(missing)}"
@@ -81,7 +82,7 @@ class LinearInference(Attack):
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)
-        systems = EXTRACTORS[view.header["protocol"]["name"]].systems(view)
+        systems = extractors()[view.header["protocol"]["name"]].systems(view)
         chosen = self._choose(systems)
         source = next((s for s in systems if s.nuisance is None), None)
         estimates: dict[str, np.ndarray] = {}

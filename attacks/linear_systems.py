@@ -26,12 +26,14 @@ the attacker's own predicted error against the number of messages observed.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fedsec.builtin_index import EXTRACTOR_MODULES
 from fedsec.errors import CapabilityError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -274,6 +276,15 @@ class Extractor:
 
 
 EXTRACTORS: dict[str, Extractor] = {}
+
+
+def extractors() -> dict[str, Extractor]:
+    """Every extractor by protocol: the built-ins (their modules, listed in
+    :data:`fedsec.builtin_index.EXTRACTOR_MODULES`, imported on the first call) and any
+    registered since."""
+    for module in EXTRACTOR_MODULES.values():
+        importlib.import_module(module)
+    return EXTRACTORS
 
 
 def register_extractor(protocol: str, tags: frozenset[str], *,

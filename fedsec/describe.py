@@ -103,7 +103,7 @@ def find_component(name: str, kind: str | None = None) -> tuple[str, type]:
     kinds = registry.KINDS if kind is None else (registry.of_kind(kind).kind,)
     if ":" in name and not name.startswith(":"):
         return _load_path(name, kinds)
-    found = [(k, registry.classes(k)[name]) for k in kinds if name in registry.names(k)]
+    found = [(k, registry.get(k, name)) for k in kinds if name in registry.names(k)]
     if len(found) > 1:
         options = " or ".join(f"--kind {k}" for k, _ in found)
         raise ValidationError(

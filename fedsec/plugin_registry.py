@@ -4,40 +4,56 @@ The bottom of the plug-in machinery: it knows nothing of protocols, backends or
 attacks. Each kind's registry is made where its base class lives
 (:mod:`fedsec.backends.api` for backends, :mod:`fedsec.registry` for the others),
 so a lookup returns that kind's class, not ``Any``.
+
+Built-in names are known from a static index (:mod:`fedsec.builtin_index`), so a
+lookup imports only the module of the class it returns, and listing names imports
+nothing; entry points are read (not loaded) only when a name is not a built-in.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Sequence
-from importlib.metadata import entry_points
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from fedsec.errors import FedsecError, UnknownNameError, ValidationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from importlib.metadata import EntryPoint
 
 C = TypeVar("C")
 
 SearchPath = Sequence[str | os.PathLike[str]]
 
 
+def entry_points(group: str) -> Sequence[EntryPoint]:
+    """The installed entry points of ``group`` (importlib.metadata, imported when needed)."""
+    from importlib.metadata import entry_points as read
+
+    return tuple(read(group=group))
+
+
 class Registry(Generic[C]):
     """Components of one ``kind`` by name: subclasses of ``base``.
 
-    Built-ins register with :meth:`register` when ``package`` is imported (done
-    lazily, on the first lookup); third-party packages through the entry-point
-    ``group``. Anywhere a name is accepted, ``package.module:Class`` loads a
-    class directly; ``search`` names directories looked in first for the
-    module (an audit scenario's own folder), without editing ``sys.path``.
+    Built-ins register with :meth:`register` when their module is imported;
+    ``builtins`` maps each built-in name to its ``module:Class``, so a lookup
+    imports that one module (done lazily, on the first lookup of the name).
+    Third-party packages register through the entry-point ``group``. Anywhere a
+    name is accepted, ``package.module:Class`` loads a class directly; ``search``
+    names directories looked in first for the module (an audit scenario's own
+    folder), without editing ``sys.path``.
 
     Examples
     --------
     >>> class Shape:
     ...     name = ""
-    >>> shapes: Registry[Shape] = Registry("shape", Shape, package="fedsec.errors", group="x")
+    >>> shapes: Registry[Shape] = Registry("shape", Shape, builtins={}, group="x")
     >>> @shapes.register("square")
     ... class Square(Shape):
     ...     pass
@@ -45,12 +61,14 @@ class Registry(Generic[C]):
     (True, 'square')
     """
 
-    def __init__(self, kind: str, base: type, *, package: str, group: str) -> None:
+    def __init__(self, kind: str, base: type, *, builtins: Mapping[str, str],
+                 group: str) -> None:
         self.kind = kind
         self.base = base
-        self.package = package
+        self.builtins = dict(builtins)
         self.group = group
         self._table: dict[str, type[C]] = {}
+        self._entry_points: dict[str, EntryPoint] | None = None
         self._loaded = False
 
     def register(self, name: str) -> Callable[[type[C]], type[C]]:
@@ -77,14 +95,22 @@ class Registry(Generic[C]):
         """The class registered as ``name``, or loaded from ``module:Class``.
 
         A ``module:Class`` module is looked for in the ``search`` directories
-        first, then on the interpreter's import path.
+        first, then on the interpreter's import path. A built-in name imports
+        only its own module; an unknown name is refused with its close matches
+        and every valid name.
         """
         if ":" in name and not name.startswith(":"):
             return self._load_path(name, search)
-        table = self.classes()
-        if name not in table:
-            raise UnknownNameError(self.kind, name, table)
-        return table[name]
+        if name in self._table:
+            return self._table[name]
+        if name in self.builtins:
+            return self._load_builtin(name)
+        found = self._entry_point_table().get(name)
+        if found is not None:
+            return self._load_entry_point(found)
+        known = self.names()
+        raise UnknownNameError(self.kind, name, known,
+                               close=difflib.get_close_matches(name, known, n=3))
 
     def create(self, name: str, params: dict[str, Any] | None = None, *,
                search: SearchPath = ()) -> C:
@@ -92,28 +118,55 @@ class Registry(Generic[C]):
         return self.get(name, search=search)(**(params or {}))
 
     def classes(self) -> dict[str, type[C]]:
-        """Every registered class, built-ins and entry points included, by name."""
+        """Every registered class, built-ins and entry points included, by name (imports
+        every one of them)."""
         self._load()
         return dict(sorted(self._table.items()))
 
+    def registered(self) -> dict[str, type[C]]:
+        """The classes registered so far, by name (loads nothing)."""
+        return dict(sorted(self._table.items()))
+
     def names(self) -> tuple[str, ...]:
-        """Registered names."""
-        return tuple(self.classes())
+        """Registered names: built-ins, entry points and classes registered so far (imports
+        none of them)."""
+        return tuple(sorted({*self._table, *self.builtins, *self._entry_point_table()}))
 
     def _load(self) -> None:
         if self._loaded:
             return
         self._loaded = True
-        importlib.import_module(self.package)
-        for ep in entry_points(group=self.group):
-            try:
-                cls = ep.load()
-            except Exception as error:
-                raise FedsecError(
-                    f"The {self.kind} entry point {ep.name!r} ({ep.value}) failed to load: "
-                    f"{error}"
-                ) from error
-            self.register(ep.name)(self._checked(cls, f"entry point {ep.name!r}"))
+        for name in self.builtins:
+            self._load_builtin(name)
+        for entry in self._entry_point_table().values():
+            self._load_entry_point(entry)
+
+    def _load_builtin(self, name: str) -> type[C]:
+        # the module's @register decorator fills the table
+        importlib.import_module(self.builtins[name].partition(":")[0])
+        cls = self._table.get(name)
+        if cls is None or qualname(cast("type", cls)) != self.builtins[name]:
+            raise FedsecError(
+                f"The index of built-in components says {self.kind} {name!r} is "
+                f"{self.builtins[name]}, but that module does not register it; regenerate the "
+                "index with `python -m fedsec.index_build`."
+            )
+        return cls
+
+    def _entry_point_table(self) -> dict[str, EntryPoint]:
+        if self._entry_points is None:
+            self._entry_points = {ep.name: ep for ep in entry_points(self.group)}
+        return self._entry_points
+
+    def _load_entry_point(self, ep: EntryPoint) -> type[C]:
+        try:
+            cls = ep.load()
+        except Exception as error:
+            raise FedsecError(
+                f"The {self.kind} entry point {ep.name!r} ({ep.value}) failed to load: "
+                f"{error}"
+            ) from error
+        return self.register(ep.name)(self._checked(cls, f"entry point {ep.name!r}"))
 
     def _load_path(self, path: str, search: SearchPath = ()) -> type[C]:
         module_name, _, attr = path.partition(":")

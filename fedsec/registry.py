@@ -3,12 +3,13 @@
 One typed :class:`~fedsec.plugin_registry.Registry` per kind: :data:`protocols`,
 :data:`backends`, :data:`attacks`, :data:`defenses`, :data:`scorers`
 (``registry.protocols.get("fdskl")`` is a ``type[Protocol]``). Built-ins
-register with :func:`register` when their package is imported (done lazily,
-on the first lookup). Third-party packages add their own through an
-entry-point group per kind (``fedsec.protocols``, ``fedsec.backends``,
-``fedsec.attacks``, ``fedsec.defenses``, ``fedsec.scorers``), each entry point
-naming a class. Anywhere a name is accepted, ``package.module:Class`` loads a
-class directly.
+register with :func:`register` when their module is imported; the index of
+:mod:`fedsec.builtin_index` says which module holds each name, so a lookup
+imports only that one (and listing names imports nothing). Third-party
+packages add their own through an entry-point group per kind
+(``fedsec.protocols``, ``fedsec.backends``, ``fedsec.attacks``,
+``fedsec.defenses``, ``fedsec.scorers``), each entry point naming a class.
+Anywhere a name is accepted, ``package.module:Class`` loads a class directly.
 
 The functions below take the kind as a string, for code that handles every
 kind alike (the CLI, audit scenarios).
@@ -20,17 +21,23 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
 from fedsec.backends.api import MaskingBackend, backends
+from fedsec.builtin_index import COMPONENTS
 from fedsec.errors import UnknownNameError
 from fedsec.interfaces import Attack, Defense, Protocol, Scorer
 from fedsec.plugin_registry import Registry, SearchPath, qualname
 
-protocols: Registry[Protocol] = Registry("protocol", Protocol, package="fedsec.protocols",
+
+def _builtins(kind: str) -> dict[str, str]:
+    return {name: path for name, (path, _) in COMPONENTS.get(kind, {}).items()}
+
+
+protocols: Registry[Protocol] = Registry("protocol", Protocol, builtins=_builtins("protocol"),
                                          group="fedsec.protocols")
-attacks: Registry[Attack] = Registry("attack", Attack, package="fedsec.attacks",
+attacks: Registry[Attack] = Registry("attack", Attack, builtins=_builtins("attack"),
                                      group="fedsec.attacks")
-defenses: Registry[Defense] = Registry("defense", Defense, package="fedsec.defenses",
+defenses: Registry[Defense] = Registry("defense", Defense, builtins=_builtins("defense"),
                                        group="fedsec.defenses")
-scorers: Registry[Scorer] = Registry("scorer", Scorer, package="fedsec.scoring",
+scorers: Registry[Scorer] = Registry("scorer", Scorer, builtins=_builtins("scorer"),
                                      group="fedsec.scorers")
 
 Kind = Literal["protocol", "backend", "attack", "defense", "scorer"]

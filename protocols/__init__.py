@@ -1,4 +1,8 @@
-"""Federated protocols, one package per family; importing this package registers them.
+"""Federated protocols, one package per family.
+
+Each component registers itself when its module is imported; the registry imports only
+the module of a name it is asked for (see :mod:`fedsec.builtin_index`), so this package
+imports none of them.
 
 Installed as ``fedsec.protocols``. Families: :mod:`~fedsec.protocols.fedcg`
 (hybrid federated kernel regression), :mod:`~fedsec.protocols.fdskl`
@@ -8,7 +12,3 @@ Installed as ``fedsec.protocols``. Families: :mod:`~fedsec.protocols.fedcg`
 :mod:`~fedsec.protocols.nri_dc` (data collaboration). Building blocks several
 families use stay at the top (:mod:`~fedsec.protocols.secure_sum`).
 """
-
-from fedsec.protocols import fdskl, fedcg, fedgraph, fedmv, nri_dc, secure_sum
-
-__all__ = ["fdskl", "fedcg", "fedgraph", "fedmv", "nri_dc", "secure_sum"]

@@ -2,6 +2,7 @@
 
 ``plain`` (no protection, the baseline), ``noise`` (additive masks from
 AES-CTR), ``paillier`` (python-paillier keys, packed fixed-point plaintexts)
-and ``ckks`` (TenSEAL). Built-ins register from :mod:`fedsec.backends.builtin`;
-protocols use the primitives in :mod:`fedsec.backends.primitives`.
+and ``ckks`` (TenSEAL). Each registers itself when its module is imported, on the
+first lookup of its name (see :mod:`fedsec.builtin_index`); protocols use the
+primitives in :mod:`fedsec.backends.primitives`.
 """

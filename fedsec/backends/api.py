@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fedsec.builtin_index import COMPONENTS
 from fedsec.component import Component
 from fedsec.errors import CapabilityError, ValidationError
 from fedsec.plugin_registry import Registry
@@ -228,8 +229,9 @@ class MaskingBackend(Component, ABC):
 
 
 backends: Registry[MaskingBackend] = Registry(
-    "backend", MaskingBackend, package="fedsec.backends.builtin", group="fedsec.backends")
-"""Every masking backend by name (built-ins from :mod:`fedsec.backends.builtin`)."""
+    "backend", MaskingBackend, group="fedsec.backends",
+    builtins={name: path for name, (path, _) in COMPONENTS.get("backend", {}).items()})
+"""Every masking backend by name (built-ins listed in :mod:`fedsec.builtin_index`)."""
 
 
 def same_key_summands(items: Sequence[Protected], what: str) -> Protected:

@@ -1,4 +1,8 @@
-"""``fedsec attack``: run an attack on one adversary's View of a saved transcript."""
+"""``fedsec attack``: run an attack on one adversary's View of a saved transcript.
+
+The handler imports the transcript reader, views and the attack's module when it runs, so
+the parser is built without them (see :mod:`fedsec.cli.main`).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fedsec import registry
-from fedsec.cli.output import print_json
 from fedsec.cli.progress import Display
 from fedsec.errors import FedsecError, TranscriptError, ValidationError
 from fedsec.params import parse_assignments
-from fedsec.private_store import FILE_NAME as PRIVATE_FILE
-from fedsec.private_store import check_same_run, load_private
-from fedsec.transcript import read_transcript
-from fedsec.views import build_view
 
 
 def add_parser(sub: Any) -> None:
@@ -38,6 +36,13 @@ def add_parser(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from fedsec import registry
+    from fedsec.cli.output import print_json
+    from fedsec.private_store import FILE_NAME as PRIVATE_FILE
+    from fedsec.private_store import check_same_run, load_private
+    from fedsec.transcript import read_transcript
+    from fedsec.views import build_view
+
     path = Path(args.transcript)
     transcript = read_transcript(path)
     report = transcript.verify()

@@ -1,4 +1,8 @@
-"""``fedsec audit`` and ``fedsec report``: run a scenario, rebuild its report."""
+"""``fedsec audit`` and ``fedsec report``: run a scenario, rebuild its report.
+
+The handlers import the audit engine and the report builder when they run (see
+:mod:`fedsec.cli.main`).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fedsec.audit import load_spec, run_audit
-from fedsec.audit.gate import Gate, evaluate
 from fedsec.cli.output import print_json
 from fedsec.cli.progress import Display
 from fedsec.errors import ValidationError
-from fedsec.report import build_report
-from fedsec.validation import check_int
 
 
 def add_parser(sub: Any) -> None:
@@ -41,6 +41,11 @@ def add_parser(sub: Any) -> None:
 
 
 def handle_audit(args: argparse.Namespace) -> int:
+    from fedsec.audit import load_spec, run_audit
+    from fedsec.audit.gate import Gate, evaluate
+    from fedsec.report import build_report
+    from fedsec.validation import check_int
+
     gates = [Gate.parse(text) for text in args.fail_if]
     check_int(args.jobs, owner="fedsec audit", name="--jobs", min_value=1)
     spec = load_spec(args.spec)
@@ -75,6 +80,8 @@ def handle_audit(args: argparse.Namespace) -> int:
 
 
 def handle_report(args: argparse.Namespace) -> int:
+    from fedsec.report import build_report
+
     report = build_report(args.dir)
     if args.json:
         print_json({k: v for k, v in report.items() if k != "cells"})

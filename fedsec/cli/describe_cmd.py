@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fedsec import registry
+from fedsec.builtin_index import COMPONENTS
 from fedsec.cli.list_cmd import PLURALS
 from fedsec.cli.output import print_json, table
-from fedsec.describe import ComponentInfo, ParamInfo, describe_component, find_component
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.describe import ComponentInfo, ParamInfo
 
 HEADERS = ("parameter", "type", "default", "allowed", "meaning")
 
@@ -20,12 +22,14 @@ def add_parser(sub: Any) -> None:
                                    "meaning, read from its Params class.")
     p.add_argument("name", help="a registered name (see `fedsec list`) or package.module:Class")
     p.add_argument("--kind", help="the kind, where a name is registered under several: "
-                                  + ", ".join(registry.KINDS))
+                                  + ", ".join(COMPONENTS))
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    from fedsec.describe import describe_component, find_component
+
     kind = None if args.kind is None else PLURALS.get(args.kind, args.kind)
     info = describe_component(*find_component(args.name, kind))
     if args.json:

@@ -1,4 +1,7 @@
-"""``fedsec inspect``: what a transcript holds and whether it is intact."""
+"""``fedsec inspect``: what a transcript holds and whether it is intact.
+
+The handler imports the transcript reader when it runs (see :mod:`fedsec.cli.main`).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from fedsec.cli.output import print_json, table
-from fedsec.cost import human_bytes, summarize
-from fedsec.transcript import check_file
-from fedsec.transcript.signing import load_verify_key
 
 
 def add_parser(sub: Any) -> None:
@@ -24,6 +24,10 @@ def add_parser(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from fedsec.cost import human_bytes, summarize
+    from fedsec.transcript import check_file
+    from fedsec.transcript.signing import load_verify_key
+
     key = None if args.verify_key is None else load_verify_key(args.verify_key)
     # one pass, one batch in memory at a time: the chain checked and the cost summed together
     verdict = check_file(args.transcript, verify_key=key, keep_messages=False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fedsec import registry
+from fedsec.builtin_index import COMPONENTS
 from fedsec.cli.output import print_json
 from fedsec.errors import UnknownNameError
 
@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    kinds = [*registry.KINDS, "dataset"]
+    kinds = [*COMPONENTS, "dataset"]  # the component kinds, then datasets
     if args.kind is not None:
         kind = PLURALS.get(args.kind, args.kind)
         if kind not in kinds:
@@ -58,4 +58,6 @@ def _entries(kind: str) -> list[dict[str, Any]]:
             out.append({"kind": "dataset", "name": name, "summary": summary.strip(),
                         "options": options})
         return out
+    from fedsec import registry  # imports the components it lists
+
     return registry.describe(kind)

@@ -3,6 +3,11 @@
 Exit codes: 0 success, 1 failure (a corrupt transcript, a failed run),
 2 usage error (bad arguments, unknown names, invalid parameters). Errors are
 printed as one line; ``--debug`` shows the traceback.
+
+Each subcommand module builds its parser from the standard library and fedsec's light modules
+alone, and its handler imports what it uses when it runs: ``fedsec --help`` starts without
+numpy, and ``fedsec run`` imports the one protocol it runs (tests/core/test_builtin_index.py;
+tests/benchmarks/startup.py times it).
 """
 
 from __future__ import annotations

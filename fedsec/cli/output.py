@@ -7,11 +7,11 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fedsec.results import json_default
-
 
 def print_json(data: Mapping[str, Any] | Sequence[Any]) -> None:
     """JSON on standard output."""
+    from fedsec.results import json_default  # numpy and the result types, once there is output
+
     json.dump(data, sys.stdout, indent=2, sort_keys=True, default=json_default)
     sys.stdout.write("\n")
 

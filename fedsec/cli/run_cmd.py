@@ -1,4 +1,8 @@
-"""``fedsec run``: run one protocol and write its transcript and result."""
+"""``fedsec run``: run one protocol and write its transcript and result.
+
+The handler imports the runner (numpy, pyarrow, the protocol's module) when it runs, so the
+parser is built without them (see :mod:`fedsec.cli.main`).
+"""
 
 from __future__ import annotations
 
@@ -13,13 +17,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from fedsec.cli.output import print_json
 from fedsec.cli.progress import Display
-from fedsec.cost import human_bytes
 from fedsec.errors import ValidationError
 from fedsec.params import parse_assignments
-from fedsec.runner import RunConfig, run
-from fedsec.transcript.signing import load_signing_key
 
 
 def add_parser(sub: Any) -> None:
@@ -87,6 +87,11 @@ def partition_argument(text: str | None) -> str | dict[str, Any] | None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from fedsec.cli.output import print_json
+    from fedsec.cost import human_bytes
+    from fedsec.runner import RunConfig, run
+    from fedsec.transcript.signing import load_signing_key
+
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ValidationError(f"--out {args.out} is a file; name a folder for the transcript, "
                               "result and private store (it is created if missing).")

@@ -20,6 +20,7 @@ from fedsec.data.basic_motions import _basic_motions_arrays, load_basic_motions
 from fedsec.data.dataset import Dataset, Task
 from fedsec.data.fields import readonly
 from fedsec.data.packaged import read_packaged_csv
+from fedsec.data.sklearn_files import sklearn_arrays
 from fedsec.errors import DataError, ValidationError
 from fedsec.validation import check_choice
 
@@ -316,13 +317,8 @@ SKLEARN_SOURCES: Mapping[str, str] = MappingProxyType({
 
 @cache
 def _sklearn_arrays(name: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], tuple[str, ...]]:
-    from sklearn import datasets
-
-    bunch = getattr(datasets, f"load_{name}")()
-    return (
-        readonly(bunch.data, np.float64), readonly(bunch.target, np.int64),
-        tuple(str(f) for f in bunch.feature_names), tuple(str(c) for c in bunch.target_names),
-    )
+    X, y, feature_names, class_names = sklearn_arrays(name)  # read without importing sklearn
+    return readonly(X, np.float64), readonly(y, np.int64), feature_names, class_names
 
 
 def _sklearn_loader(name: str) -> Callable[[], Dataset]:

@@ -26,6 +26,7 @@ from fedsec.data.fields import (
     as_test_rows,
 )
 from fedsec.data.scaling import ScalingMethod, fit_scaler
+from fedsec.data.shuffle_split import shuffle_split
 from fedsec.errors import DataError, ValidationError
 from fedsec.validation import check_choice, check_finite, check_int, param_error
 
@@ -372,8 +373,6 @@ def _generator(rng: Any, owner: str) -> np.random.Generator:
 def _random_split(
     data: Dataset, test_size: Any, generator: np.random.Generator, stratify: bool, owner: str,
 ) -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.model_selection import train_test_split
-
     n = data.n_samples
     if isinstance(test_size, Integral) and not isinstance(test_size, bool):
         size: float | int = check_int(test_size, owner=owner, name="test_size", min_value=1,
@@ -385,9 +384,7 @@ def _random_split(
     strata = data.y if stratify and data.task != "regression" else None
     seed = int(generator.integers(0, 2**32 - 1))
     try:
-        train, test = train_test_split(
-            np.arange(n), test_size=size, random_state=seed, stratify=strata
-        )
+        train, test = shuffle_split(n, size, seed, strata)
     except ValueError as exc:
         hint = " Pass stratify=False to split without strata." if strata is not None else ""
         raise DataError(f"{owner} cannot split {n} rows: {exc}{hint}") from exc

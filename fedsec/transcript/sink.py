@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from fedsec.transcript import arrow_format as fmt
+from fedsec.transcript.columns import column
 from fedsec.transcript.message import Message, canonical_json
 
 EMPTY_META = "{}"
@@ -119,7 +120,7 @@ def to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema: 
     given as ``(message, raw)`` pairs and joined. ``metas`` are the rows' metadata as the
     chain covered it (canonical JSON), when the caller has it already."""
     if not rows:
-        return pa.RecordBatch.from_pylist([], schema=schema)
+        return pa.RecordBatch.from_arrays([column([], f.type) for f in schema], schema=schema)
     if payloads is None:
         pairs = cast("Sequence[tuple[Message, bytes]]", rows)
         messages = [m for m, _ in pairs]
@@ -140,5 +141,5 @@ def to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema: 
     columns["meta"] = (list(metas) if metas is not None else
                        [m.meta_json if m.meta else EMPTY_META for m in messages])
     arrays = [payload if f.name == "payload" else
-              pa.array(columns[fmt.field_name(f.name)], type=f.type) for f in schema]
+              column(columns[fmt.field_name(f.name)], f.type) for f in schema]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

@@ -98,6 +98,7 @@ def test_entry_points_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plugin_registry, "entry_points",
                         lambda group: [EntryPoint()] if group == "fedsec.scorers" else [])
     monkeypatch.setattr(registry.scorers, "_loaded", False)
+    monkeypatch.setattr(registry.scorers, "_entry_points", None)
     try:
         assert registry.get("scorer", "third-party") is ThirdParty
     finally:

@@ -1,0 +1,69 @@
+"""Arrow columns built from their buffers: what ``pyarrow.array`` makes, without pandas.
+
+``pyarrow.array`` asks pandas whether its input is a Series before converting, and so imports
+pandas (about half a second) the first time it is called, even for a list of ints. A run
+writes its transcript through this module instead: each column of the transcript's schema
+(integers, floats, strings, bytes, lists of integers, fixed-size digests; never null) is
+assembled from numpy buffers with ``pyarrow.Array.from_buffers``.
+tests/transcript/test_columns.py checks every type against ``pyarrow.array``.
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> column(["a", "bc"], pa.string()).to_pylist()
+['a', 'bc']
+>>> column([(2, 3), ()], pa.list_(pa.int64())).to_pylist()
+[[2, 3], []]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from fedsec.errors import TranscriptError
+
+_INT32_MAX = 2**31 - 1
+#: The numpy dtype of each fixed-width Arrow type the transcript uses.
+_NUMPY = {"int32": np.int32, "int64": np.int64, "double": np.float64}
+
+
+def column(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    """``values`` (no nulls) as an Arrow array of ``type_``: equal to
+    ``pyarrow.array(values, type=type_)``."""
+    n = len(values)
+    if pa.types.is_string(type_) or pa.types.is_binary(type_) or pa.types.is_large_binary(
+            type_):
+        encoded = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+        offsets = _offsets([len(e) for e in encoded], "column",
+                           large=pa.types.is_large_binary(type_))
+        return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(offsets),
+                                                pa.py_buffer(b"".join(encoded))])
+    if pa.types.is_fixed_size_binary(type_):  # digests
+        if any(len(v) != type_.byte_width for v in values):
+            raise TranscriptError(f"A value is not {type_.byte_width} bytes long ({type_}).")
+        return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(b"".join(values))])
+    if pa.types.is_list(type_):
+        offsets = _offsets([len(v) for v in values], "list column", large=False)
+        flat = [item for value in values for item in value]
+        child = column(flat, type_.value_type)
+        return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(offsets)], children=[child])
+    dtype = _NUMPY.get(str(type_))
+    if dtype is None:  # pragma: no cover - the schema holds no other type
+        raise TranscriptError(f"No column builder for Arrow type {type_}.")
+    data = np.asarray(values, dtype=dtype)  # an int out of range raises OverflowError
+    return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(data)])
+
+
+def _offsets(lengths: Sequence[int], what: str, *, large: bool) -> np.ndarray:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if large:
+        return offsets
+    if offsets[-1] > _INT32_MAX:
+        raise TranscriptError(f"A transcript batch's {what} exceeds 2 GiB; flush smaller "
+                              "batches.")
+    return offsets.astype(np.int32)
