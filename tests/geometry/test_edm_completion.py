@@ -180,4 +180,4 @@ def test_sdr_warns_when_the_solver_stops_early():
     D, mask, _, _ = instance(10)
 
     with pytest.warns(RuntimeWarning, match="Raise max_iter"):
-        complete(D, mask, 2, "sdr", rng=np.random.default_rng(0), max_iter=5)
+        complete(D, mask, 2, "sdr", rng=np.random.default_rng(0), max_iter=5, solver="SCS")
