@@ -17,8 +17,9 @@ hidden as well.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -47,9 +48,11 @@ ALL_METHODS = (*METHODS, "nystrom")
 
 def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, method: str, *,
                           rng: np.random.Generator, max_iter: int,
-                          on_iteration: Callable[[int], None] | None = None) -> np.ndarray:
+                          on_iteration: Callable[[int], None] | None = None,
+                          options: Mapping[str, Any] | None = None) -> np.ndarray:
     """The completed ``D_X`` (n×n) from cross distances and, when known, landmark distances;
-    ``on_iteration(iteration)`` follows the completion."""
+    ``on_iteration(iteration)`` follows the completion, ``options`` are the method's own
+    keywords (for example ``{"solver": "SCS"}`` for ``"sdr"``)."""
     n = D_XW.shape[0]
     if method == "nystrom":
         if D_W is None:
@@ -57,7 +60,8 @@ def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, me
         return nystrom_completion(np.nan_to_num(D_XW, nan=np.nanmean(D_XW)), D_W, dim)
     D, mask = assemble_edm(None, D_XW, D_W)  # NaN (underflowed) entries and D_W=None: unknown
     progress = None if on_iteration is None else (lambda it, _value: on_iteration(int(it)))
-    full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter, progress=progress)
+    full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter, progress=progress,
+                    **dict(options or {}))
     return full[:n, :n]
 
 

@@ -19,6 +19,7 @@ from fedsec.geometry.completers.sdr_low_rank import (
     constraint_residual,
     incidence,
     shortest_path_mds,
+    smallest_dual_eigenpair,
     solve_low_rank,
 )
 
@@ -36,7 +37,7 @@ def test_recovers_the_true_points_up_to_a_rigid_motion():
 
     D_hat = semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0))
 
-    aligned, transform = procrustes_align(classical_mds(D_hat, 2), truth)
+    aligned, _ = procrustes_align(classical_mds(D_hat, 2), truth)
     assert np.max(np.abs(aligned - truth)) < 1e-6
     assert problem.error(D_hat) < 1e-8
 
@@ -126,3 +127,35 @@ def test_misfit_options_are_refused_with_the_low_rank_solver(option, value):
                                               "must be None with solver='burer-monteiro'"):
         semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0),
                                 **{option: value})
+
+
+def test_the_dual_certificate_proves_the_undetermined_answer_optimal():
+    # Fewer landmarks than dimensions: many completions, the relaxation picks the least trace.
+    problem = landmark_problem(30, 3, rng=np.random.default_rng(0), dim=6)
+    rows, cols, target = pairs_of(problem)
+    target = target / target.mean()
+    start = shortest_path_mds(rows, cols, target, 33, 6, np.random.default_rng(0))
+
+    solution = solve_low_rank(rows, cols, target, start, max_iter=200, tol=1e-9)
+    value, vector = smallest_dual_eigenpair(incidence(rows, cols, 33), solution.multipliers,
+                                            np.random.default_rng(0))
+
+    assert solution.status == "converged"
+    assert value * 33 > -1e-4  # S = I/N - L(lambda) is PSD: optimal for the convex program
+    assert vector.shape == (33,)
+    again = solve_low_rank(rows, cols, target, np.random.default_rng(5).normal(size=(33, 6)),
+                           max_iter=200, tol=1e-9)  # another start, the same least trace
+    assert np.sum(again.factor**2) == pytest.approx(np.sum(solution.factor**2), rel=1e-6)
+
+
+def test_the_dual_eigenpair_matches_the_dense_solver():
+    rng = np.random.default_rng(3)
+    rows, cols = np.triu_indices(12, 1)
+    B = incidence(rows, cols, 12)
+    multipliers = rng.normal(size=rows.size)
+
+    value, vector = smallest_dual_eigenpair(B, multipliers, np.random.default_rng(0))
+
+    S = np.eye(12) / 12 - B.T.toarray() @ np.diag(multipliers) @ B.toarray()
+    assert value == pytest.approx(np.linalg.eigvalsh(S)[0], abs=1e-8)
+    np.testing.assert_allclose(S @ vector, value * vector, atol=1e-7)
