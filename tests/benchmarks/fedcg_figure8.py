@@ -1,11 +1,12 @@
 """FedCG's Figure 8: relative error on the hidden block D_X versus m (a plain script).
 
 Run: ``python tests/benchmarks/fedcg_figure8.py [--n 100] [--ms 5,10,20,50]
-[--max-iter 100] [--methods ...] [--sdr-solver SCS]``. For Iris, Ionosphere and Sonar (min-max
-scaled, ``n`` training points), landmarks by P, U and N, the RBF kernel with
-scikit-learn's ``gamma="scale"``: the attacker knows the kernel block and the
-landmark distances ``D_W`` (the paper's setting), hides ``D_X`` and completes
-it with each of the paper's algorithms, next to the Nyström formula and
+[--max-iter 100] [--methods ...] [--sdr-solver burer-monteiro]``. For Iris,
+Ionosphere and Sonar (min-max scaled, ``n`` training points), landmarks by P,
+U and N, the RBF kernel with scikit-learn's ``gamma="scale"``: the attacker
+knows the kernel block and the landmark distances ``D_W`` (the paper's
+setting), hides ``D_X`` and completes it with each of the paper's algorithms,
+next to the Nyström formula and
 multilateration with the landmarks known. Prints one table per dataset and
 landmark method (rows: m; columns: algorithms; cells: relative error on
 ``D_X``, 1.0 being the error of guessing zero).
@@ -39,7 +40,7 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--datasets", default="iris,ionosphere,sonar")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sdr-solver", default="burer-monteiro",
+    parser.add_argument("--sdr-solver", default="SCS",
                         help="solver of the sdr method: burer-monteiro, SCS or CLARABEL")
     args = parser.parse_args()
     methods = [m for m in args.methods.split(",") if m]

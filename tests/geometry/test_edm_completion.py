@@ -9,14 +9,14 @@ method                 n, m, d      achieved on seed 0       asserted
 =====================  ===========  =======================  =====================
 alternating-descent    40, 10, 2    2.4e-7   (4e-7)          < 1e-4
 rank-alternation       40, 10, 2    ratio 0.35 (0.35) [*]    ratio < 0.5
-sdr                    40, 10, 2    1.0e-9   (1.9e-9)        < 1e-6
+sdr                    40, 10, 2    1.2e-4   (4e-4)          < 1e-2
 optspace               40, 10, 2    7e-7     (8e-6)          < 1e-2
 soft-impute            40, 40, 2    ratio 0.16 (0.48)        ratio < 0.5
 soft-impute, centred   40, 40, 2    ratio 0.04 (0.08)        ratio < 0.2
 =====================  ===========  =======================  =====================
 
-SDR uses its default solver, the low-rank one; with ``solver="SCS"`` (the misfit
-form) seed 0 reaches 1.2e-4 (worst 4e-4).
+SDR uses its default solver, SCS; with ``solver="burer-monteiro"`` seed 0 reaches
+1.0e-9 (worst 1.9e-9; tests/geometry/test_sdr_low_rank.py).
 
 "ratio" is the error divided by the naive baseline's (filling D_X with the mean of
 the known distances; about 0.6-0.7 here). [*] Rank Alternation's median ratio over
@@ -38,7 +38,7 @@ from fedsec.geometry import METHODS, assemble_edm, complete, edm, squared_distan
 THRESHOLDS = {  # method -> (n_landmarks, options, kind, bound)
     "alternating-descent": (10, {}, "absolute", 1e-4),
     "rank-alternation": (10, {}, "ratio", 0.5),
-    "sdr": (10, {}, "absolute", 1e-6),
+    "sdr": (10, {}, "absolute", 1e-2),
     "optspace": (10, {}, "absolute", 1e-2),
     "soft-impute": (40, {}, "ratio", 0.5),
 }

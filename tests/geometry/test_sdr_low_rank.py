@@ -23,6 +23,8 @@ from fedsec.geometry.completers.sdr_low_rank import (
     solve_low_rank,
 )
 
+BM = "burer-monteiro"
+
 
 def pairs_of(problem):
     n_points = problem.D.shape[0]
@@ -35,7 +37,8 @@ def test_recovers_the_true_points_up_to_a_rigid_motion():
     problem = landmark_problem(30, 8, rng=np.random.default_rng(4), dim=2)
     truth = np.vstack([problem.X, problem.W])
 
-    D_hat = semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0))
+    D_hat = semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0),
+                                    solver=BM)
 
     aligned, _ = procrustes_align(classical_mds(D_hat, 2), truth)
     assert np.max(np.abs(aligned - truth)) < 1e-6
@@ -46,7 +49,8 @@ def test_agrees_with_the_convex_misfit_form_solved_by_scs():
     problem = landmark_problem(40, 10, rng=np.random.default_rng(0), dim=2)
     n = problem.X.shape[0]
 
-    low_rank = semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0))
+    low_rank = semidefinite_relaxation(problem.D, problem.mask, 2,
+                                       rng=np.random.default_rng(0), solver=BM)
     convex = semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0),
                                      solver="SCS")
 
@@ -97,7 +101,7 @@ def test_inconsistent_distances_stall_and_warn():
     assert solution.status == "stalled" and solution.residual > 0.1
     with pytest.warns(RuntimeWarning, match="fit no configuration in 1 dimensions"):
         semidefinite_relaxation(1.0 - np.eye(3), np.ones((3, 3), bool), 1,
-                                rng=np.random.default_rng(0))
+                                rng=np.random.default_rng(0), solver=BM)
 
 
 def test_warns_when_stopped_at_max_iter():
@@ -105,7 +109,7 @@ def test_warns_when_stopped_at_max_iter():
 
     with pytest.warns(RuntimeWarning, match="Raise max_iter"):
         semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0),
-                                max_iter=1)
+                                max_iter=1, solver=BM)
 
 
 def test_reports_every_iteration():
@@ -113,6 +117,7 @@ def test_reports_every_iteration():
     calls: list[tuple[int, float]] = []
 
     semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0),
+                            solver=BM,
                             progress=lambda iteration, value: calls.append((iteration, value)))
 
     assert [i for i, _ in calls] == list(range(1, len(calls) + 1))
@@ -126,7 +131,7 @@ def test_misfit_options_are_refused_with_the_low_rank_solver(option, value):
     with pytest.raises(ValidationError, match=f"'{option}' parameter of semidefinite_relaxation "
                                               "must be None with solver='burer-monteiro'"):
         semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(0),
-                                **{option: value})
+                                solver=BM, **{option: value})
 
 
 def test_the_dual_certificate_proves_the_undetermined_answer_optimal():
