@@ -164,3 +164,13 @@ def test_the_dual_eigenpair_matches_the_dense_solver():
     S = np.eye(12) / 12 - B.T.toarray() @ np.diag(multipliers) @ B.toarray()
     assert value == pytest.approx(np.linalg.eigvalsh(S)[0], abs=1e-8)
     np.testing.assert_allclose(S @ vector, value * vector, atol=1e-7)
+
+
+def test_same_seed_gives_the_same_answer():
+    problem = landmark_problem(30, 8, rng=np.random.default_rng(1), dim=2)
+
+    def run() -> np.ndarray:
+        return semidefinite_relaxation(problem.D, problem.mask, 2, rng=np.random.default_rng(7),
+                                       solver=BM)
+
+    assert np.array_equal(run(), run())

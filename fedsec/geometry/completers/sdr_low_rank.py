@@ -31,15 +31,17 @@ for the convex program (:func:`smallest_dual_eigenpair`; checked in the
 tests); that optimum differs from the misfit form's, which trades the known
 distances against the trace and recovers more there (FedCG's Figure 8 on
 Ionosphere, m = 20: relative ``D_X`` errors 0.15/0.41/0.37 for P/U/N
-landmarks against SCS's 0.07/0.30/0.26), which is why SCS stays the default. Adding columns along the dual's most negative
-eigenvector (their rank-incremental scheme) was tried and left out: on
+landmarks against SCS's 0.07/0.30/0.26), which is why SCS stays the default.
+Adding columns along the dual's most negative eigenvector (their
+rank-incremental scheme) was tried and left out: on
 determined instances the dual optimum is not attained, so the certificate
-fails on the optimum itself, and each escape cost 30 times the solve
-without lowering the trace.
+fails on the optimum itself, and at 1,000 points each escape cost 25-35 times
+the solve without lowering the trace.
 
-Each function value costs ``O(K dim)`` for K known pairs (measured: 1,000
-points, 50 landmarks, d = 3 in about 2 s, half of it the start); no N x N
-matrix is formed until the answer.
+Each function value costs ``O(K dim)`` for K known pairs; no N x N matrix is
+formed but the start's shortest paths and the answer (measured with
+``tests/benchmarks/bench_sdr.py``: 1,000 points, 50 landmarks, d = 3 in
+1.0-1.2 s).
 """
 
 from __future__ import annotations
