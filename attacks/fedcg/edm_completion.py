@@ -17,8 +17,9 @@ hidden as well.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from fedsec.attacks.fedcg.multilateration import (
     public_gamma,
     seeded_landmarks,
 )
+from fedsec.geometry.completers.sdr import SOLVERS as SDR_SOLVERS
 from fedsec.geometry.completion import METHODS, complete
 from fedsec.geometry.edm import assemble_edm, classical_mds, edm, nystrom_completion
 from fedsec.interfaces import Attack
@@ -37,7 +39,7 @@ from fedsec.private_store import shard_key
 from fedsec.protocols.fedcg import tags
 from fedsec.registry import register
 from fedsec.seeding import generator
-from fedsec.validation import check_choice, check_int
+from fedsec.validation import check_choice, check_int, param_error
 from fedsec.views import View
 
 PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
@@ -47,9 +49,11 @@ ALL_METHODS = (*METHODS, "nystrom")
 
 def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, method: str, *,
                           rng: np.random.Generator, max_iter: int,
-                          on_iteration: Callable[[int], None] | None = None) -> np.ndarray:
+                          on_iteration: Callable[[int], None] | None = None,
+                          options: Mapping[str, Any] | None = None) -> np.ndarray:
     """The completed ``D_X`` (n×n) from cross distances and, when known, landmark distances;
-    ``on_iteration(iteration)`` follows the completion."""
+    ``on_iteration(iteration)`` follows the completion, ``options`` are the method's own
+    keywords (for example ``{"solver": "SCS"}`` for ``"sdr"``)."""
     n = D_XW.shape[0]
     if method == "nystrom":
         if D_W is None:
@@ -57,7 +61,8 @@ def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, me
         return nystrom_completion(np.nan_to_num(D_XW, nan=np.nanmean(D_XW)), D_W, dim)
     D, mask = assemble_edm(None, D_XW, D_W)  # NaN (underflowed) entries and D_W=None: unknown
     progress = None if on_iteration is None else (lambda it, _value: on_iteration(int(it)))
-    full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter, progress=progress)
+    full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter, progress=progress,
+                    **dict(options or {}))
     return full[:n, :n]
 
 
@@ -80,6 +85,9 @@ class EDMCompletion(Attack):
         """Iterations at most of the completion algorithm."""
         seed: int = 0
         """Seed of the attack's own random stream (the completion's random starts)."""
+        sdr_solver: str | None = None
+        """Solver of method 'sdr': SCS (None, the misfit form), CLARABEL, or burer-monteiro (the
+        equality-constrained form in low-rank form, for blocks of a thousand points and more)."""
 
         def __post_init__(self) -> None:
             check_choice(self.method, owner="attack 'edm-completion'", name="method",
@@ -87,6 +95,12 @@ class EDMCompletion(Attack):
             check_int(self.max_iter, owner="attack 'edm-completion'", name="max_iter",
                       min_value=1)
             check_int(self.seed, owner="attack 'edm-completion'", name="seed", min_value=0)
+            if self.sdr_solver is not None:
+                check_choice(self.sdr_solver, owner="attack 'edm-completion'", name="sdr_solver",
+                             choices=SDR_SOLVERS)
+                if self.method != "sdr":
+                    raise param_error("attack 'edm-completion'", "sdr_solver",
+                                      "None unless method is 'sdr'", self.sdr_solver)
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)
@@ -109,8 +123,11 @@ class EDMCompletion(Attack):
                 reached[0] = iteration
                 self.report_progress(iteration, self.params.max_iter, "iteration", label=label)
 
+            options = ({} if self.params.sdr_solver is None
+                       else {"solver": self.params.sdr_solver})
             D_X = complete_hidden_block(D_XW, D_W, len(cols), self.params.method, rng=rng,
-                                        max_iter=self.params.max_iter, on_iteration=follow)
+                                        max_iter=self.params.max_iter, on_iteration=follow,
+                                        options=options)
             self.report_progress(reached[0], self.params.max_iter, "iteration", label=label,
                                  final=True)
             key = shard_key(owner, cell, "X")

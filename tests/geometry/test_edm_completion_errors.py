@@ -152,12 +152,15 @@ def test_sdr_refuses_hopeless_sizes_and_says_what_to_do():
     assert "alternating-descent" in message and "max_points" in message
 
 
-def test_sdr_default_limit_is_a_thousand_points():
-    size = 1001
+@pytest.mark.parametrize(("solver", "limit"), [("SCS", 1000), ("CLARABEL", 1000),
+                                              ("burer-monteiro", 5000)])
+def test_sdr_default_limit_depends_on_the_solver(solver, limit):
+    size = limit + 1
     mask = np.eye(size, dtype=bool)
 
-    with pytest.raises(ValidationError, match="at most 1000 points"):
-        semidefinite_relaxation(np.zeros((size, size)), mask, 2, rng=np.random.default_rng(0))
+    with pytest.raises(ValidationError, match=f"at most {limit} points"):
+        semidefinite_relaxation(np.zeros((size, size)), mask, 2, rng=np.random.default_rng(0),
+                                solver=solver)
 
 
 def test_alternating_descent_checks_its_start():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedsec.errors import CapabilityError
+from fedsec.errors import CapabilityError, ValidationError
 from fedsec.registry import create
 from fedsec.runner import RunConfig, run
 from fedsec.views import build_view
@@ -105,6 +105,20 @@ def test_edm_completion_recovers_the_hidden_distances(method: str, bound: float)
                                     max_iter=300)
     assert all(reconstruction.info["landmark_distances_known"].values())
     assert scores["distance_error"] < bound < scores["baseline_distance_error"]
+
+
+def test_edm_completion_sdr_solvers_agree_when_the_landmarks_span_the_space() -> None:
+    result = fedcg(landmark_method="U", n_landmarks=12)
+    _, scs = attack(result, "edm-completion", "server", method="sdr", max_iter=20_000)
+    _, low_rank = attack(result, "edm-completion", "server", method="sdr",
+                         sdr_solver="burer-monteiro")
+    assert low_rank["distance_error"] < 1e-6
+    assert low_rank["distance_error"] <= scs["distance_error"] < 1e-2
+
+
+def test_edm_completion_refuses_an_sdr_solver_for_another_method() -> None:
+    with pytest.raises(ValidationError, match="'sdr_solver' parameter"):
+        create("attack", "edm-completion", {"method": "nystrom", "sdr_solver": "SCS"})
 
 
 def test_p_landmarks_give_themselves_away_without_the_seed() -> None:
