@@ -33,6 +33,8 @@ _ITEMSIZE = {d: np.dtype(d).itemsize for d in (
     "|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", "<f4", "<f8", "<c8",
     "<c16")}
 _METAS = "__metas__"
+#: Payloads this small on average are copied out of the file rather than viewed in place.
+_COPIED_BYTES = 4096
 _MAX_DIMS = 32
 
 
@@ -324,13 +326,16 @@ def checked_columns(batch: pa.RecordBatch, first: int,
     return cols
 
 
-def payload_views(column: pa.Array) -> list[memoryview]:
+def payload_views(column: pa.Array) -> list[memoryview] | list[bytes]:
     """A validated binary column's values as views of its data buffer: no copy, so a
     memory-mapped file's payloads are read from disk only when used (arrays decode to
-    read-only views of them; the mapping lives as long as a view does)."""
+    read-only views of them; the mapping lives as long as a view does). A batch of small
+    payloads (on average at most :data:`_COPIED_BYTES` each) is copied out instead."""
     if column.null_count:
         raise Damage("a message has no payload")
     _, offsets_buffer, data_buffer = column.buffers()
+    if data_buffer is None or data_buffer.size <= _COPIED_BYTES * max(len(column), 1):
+        return column.to_pylist()  # small payloads: copying them is cheaper than views
     offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
         column.offset:column.offset + len(column) + 1].tolist()
     data = memoryview(data_buffer) if data_buffer is not None else memoryview(b"")
