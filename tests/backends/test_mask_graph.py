@@ -98,7 +98,7 @@ def test_a_degree_reaching_every_other_sender_is_the_complete_graph(federation_f
 
 
 def test_odd_degrees_are_refused() -> None:
-    with pytest.raises(ValidationError, match="n_neighbours.*even"):
+    with pytest.raises(ValidationError, match=r"n_neighbours.*even"):
         create("backend", "noise", {"n_neighbours": 3})
 
 
