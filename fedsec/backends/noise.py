@@ -235,6 +235,8 @@ class NoiseBackend(MaskingBackend):
         for key_id in context.state["own_keys"].get(party, ()):
             if key_id not in ciphers:
                 ciphers[key_id] = prg.block_cipher(keys.get(key_id))
+        if context.mode == SUM and party in context.state["neighbours"]:
+            _sum_plan(context, party)
 
     def _establish(self, federation: Federation, a: str, b: str, key_id: str) -> None:
         meta = {"key_source": self.params.key_source, "scheme": "AES-256-CTR"}
@@ -270,9 +272,12 @@ class NoiseBackend(MaskingBackend):
         arr = check_range(values, self.params.max_abs, what=f"noise masking at {sender!r}")
         words = encode_z64(arr, self.params.fraction_bits)
         if context.mode == SUM:
-            terms = pairwise_terms(sender, context.state["neighbours"][sender], nonce)
-        else:
-            terms = {f"{direct_key_id(sender, context.receiver)}@{nonce}": 1}
+            plan = _sum_plan(context, sender)
+            prg.MaskStream(nonce, words.size).add_all(words, plan.adds, plan.subtracts)
+            terms = {f"{key_id}@{nonce}": sign for key_id, sign in plan.terms}
+            return Protected(self.name, plan.key_ids, arr.size, words,
+                             {"summands": 1, "masks": terms})
+        terms = {f"{direct_key_id(sender, context.receiver)}@{nonce}": 1}
         masked = apply_masks(words, terms, context.state["keystores"][sender], in_place=True,
                              ciphers=context.state["ciphers"])
         return Protected(self.name, key_ids_of(terms), arr.size, masked,
@@ -362,6 +367,37 @@ class NoiseBackend(MaskingBackend):
         terms = merge_terms(*(p.info["masks"] for p in items))
         return Protected(self.name, key_ids_of(terms), items[0].length, total,
                          {"summands": sum(p.info["summands"] for p in items), "masks": terms})
+
+
+@dataclass(frozen=True)
+class _SumPlan:
+    """One sender's pairwise masks, resolved once per run: its (key id, sign) terms in
+    :func:`pairwise_terms` order, the expanded keys it adds and subtracts, its key ids."""
+
+    terms: tuple[tuple[str, int], ...]
+    adds: tuple[Any, ...]
+    subtracts: tuple[Any, ...]
+    key_ids: str
+
+
+def _sum_plan(context: KeyContext, sender: str) -> _SumPlan:
+    plans = context.state.setdefault("plans", {})
+    plan = plans.get(sender)
+    if plan is None:
+        keys, ciphers = context.state["keystores"][sender], context.state["ciphers"]
+        terms = tuple((pair_key_id(sender, other), 1 if sender < other else -1)
+                      for other in context.state["neighbours"][sender] if other != sender)
+        resolved = []
+        for key_id, sign in terms:
+            cipher = ciphers.get(key_id)
+            if cipher is None or key_id not in keys:
+                cipher = ciphers[key_id] = prg.block_cipher(keys.get(key_id))
+            resolved.append((cipher, sign))
+        plan = plans[sender] = _SumPlan(
+            terms, tuple(c for c, sign in resolved if sign > 0),
+            tuple(c for c, sign in resolved if sign < 0),
+            ",".join(sorted({key_id for key_id, _ in terms})))
+    return plan
 
 
 def _same_length(a: Protected, b: Protected) -> None:

@@ -15,6 +15,7 @@ mask is never reused and either party can regenerate it. Keys come from one of t
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -84,6 +85,16 @@ class MaskStream:
         # update_into wants room for one block more than it is given
         self._buffer = bytearray(len(self.blocks) + 16)
         self._words = np.frombuffer(self._buffer, dtype="<u8")[:n]
+
+    def add_all(self, out: np.ndarray, adds: Sequence[Any], subtracts: Sequence[Any]) -> None:
+        """``out += sum(masks of adds) - sum(masks of subtracts)`` modulo 2**64, in place."""
+        blocks, buffer, words = self.blocks, self._buffer, self._words
+        for cipher in adds:
+            cipher.update_into(blocks, buffer)
+            np.add(out, words, out=out)
+        for cipher in subtracts:
+            cipher.update_into(blocks, buffer)
+            np.subtract(out, words, out=out)
 
     def add(self, out: np.ndarray, cipher: Any, factor: int) -> None:
         """``out += factor * mask`` modulo 2**64, in place (``out``: uint64 of length ``n``)."""
