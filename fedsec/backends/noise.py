@@ -7,13 +7,17 @@ Two uses, as the papers make them:
   without dropout recovery): every pair of senders shares a key; sender ``i``
   adds ``+PRG(k_ij)`` for each ``j > i`` and ``-PRG(k_ij)`` for each ``j < i``.
   One masked vector is uniformly random to the aggregator; the sum of all of
-  them is the sum of the values.
+  them is the sum of the values. With ``n_neighbours=k`` only the pairs of
+  SecAgg+'s sparse Harary graph share masks (Bell et al., CCS 2020; the graph
+  and its privacy threshold are in :mod:`fedsec.backends.mask_graph`).
 * ``direct`` mode, a mask shared between a sender and one designated remover
   (FedCG's masked labels, removed by the server that can regenerate them).
 
 Values are fixed-point words modulo 2**64, so masks cancel exactly; the range
 is checked against declared public bounds at encoding, never silently wrapped.
-Keys come from the run's seed (``key_source=simulation``: reproducible, and
+Each key is expanded once per run and every mask of one nonce enciphers the
+same counter blocks, so a sender's online work is one AES call and one add
+per mask. Keys come from the run's seed (``key_source=simulation``: reproducible, and
 marked insecure in the transcript header) or from an X25519 agreement through
 the network (``key_source=agreement``).
 """
@@ -36,8 +40,15 @@ from fedsec.backends.api import (
     Protected,
 )
 from fedsec.backends.fixed_point import check_range, decode_z64, encode_z64, z64_bound
+from fedsec.backends.mask_terms import (
+    apply_masks,
+    direct_key_id,
+    key_ids_of,
+    merge_terms,
+    pair_key_id,
+    sum_plan,
+)
 from fedsec.errors import CapabilityError, ValidationError
-from fedsec.keys import KeyStore
 from fedsec.registry import register
 from fedsec.seeding import generator
 from fedsec.validation import check_choice, check_float, check_int, param_error
@@ -49,75 +60,6 @@ if TYPE_CHECKING:  # pragma: no cover
 OWNER = "backend 'noise'"
 #: The receiver announces the seed of a sparse mask graph's order under this tag.
 GRAPH_TAG = "noise.graph"
-
-
-def pair_key_id(a: str, b: str) -> str:
-    """Key id of the mask key two senders share (order-free)."""
-    first, second = sorted((a, b))
-    return f"noise:pair:{first}:{second}"
-
-
-def direct_key_id(sender: str, receiver: str) -> str:
-    """Key id of the mask key a sender shares with its designated remover."""
-    return f"noise:direct:{sender}:{receiver}"
-
-
-def pairwise_terms(sender: str, senders: Sequence[str], nonce: str) -> dict[str, int]:
-    """The mask terms ``{key_id@nonce: ±1}`` sender ``sender`` adds in a pairwise sum."""
-    return {f"{pair_key_id(sender, other)}@{nonce}": (1 if sender < other else -1)
-            for other in senders if other != sender}
-
-
-def apply_masks(words: np.ndarray, terms: Mapping[str, int],
-                keys: Mapping[str, bytes] | KeyStore, sign: int = 1, *, in_place: bool = False,
-                ciphers: dict[str, Any] | None = None) -> np.ndarray:
-    """``words + sign * sum(coeff * PRG(key, nonce))`` modulo 2**64.
-
-    ``keys`` holds the material of every key the terms name (a party's key
-    store, or a mapping). ``in_place`` reuses ``words`` (a fresh uint64 array
-    the caller owns). ``ciphers`` keeps the expanded AES key per key id across
-    calls (filled as keys are first used), so a key is expanded once per run,
-    not once per mask; a cached key is used only where ``keys`` holds it.
-    """
-    out = words if in_place else np.array(words, dtype=np.uint64, copy=True)
-    ciphers = {} if ciphers is None else ciphers
-    streams: dict[str, prg.MaskStream] = {}
-    for term, coeff in terms.items():
-        if coeff == 0:
-            continue
-        key_id, _, nonce = term.partition("@")
-        stream = streams.get(nonce)
-        if stream is None:
-            stream = streams[nonce] = prg.MaskStream(nonce, out.size)
-        cipher = ciphers.get(key_id)
-        if cipher is None:
-            cipher = ciphers[key_id] = prg.block_cipher(_material(keys, key_id))
-        elif key_id not in keys:
-            _material(keys, key_id)  # raises: the cache is no licence to use a key not held
-        stream.add(out, cipher, sign * coeff)
-    return out
-
-
-def _material(keys: Mapping[str, bytes] | KeyStore, key_id: str) -> bytes:
-    if isinstance(keys, KeyStore):
-        return keys.get(key_id)  # names the party and what it holds when it lacks the key
-    if key_id not in keys:
-        raise CapabilityError(f"Removing this mask needs key {key_id}, which is not held.")
-    return keys[key_id]
-
-
-def merge_terms(*items: Mapping[str, int], scale: int = 1) -> dict[str, int]:
-    """Add mask-term coefficients; terms that cancel disappear."""
-    out: dict[str, int] = {}
-    for terms in items:
-        for term, coeff in terms.items():
-            out[term] = out.get(term, 0) + scale * coeff
-    return {t: c for t, c in out.items() if c != 0}
-
-
-def key_ids_of(terms: Mapping[str, int]) -> str:
-    """The keys needed to remove ``terms``, comma-joined (empty when none remain)."""
-    return ",".join(sorted({t.partition("@")[0] for t, c in terms.items() if c}))
 
 
 @register("backend", "noise")
@@ -236,7 +178,7 @@ class NoiseBackend(MaskingBackend):
             if key_id not in ciphers:
                 ciphers[key_id] = prg.block_cipher(keys.get(key_id))
         if context.mode == SUM and party in context.state["neighbours"]:
-            _sum_plan(context, party)
+            sum_plan(context, party)
 
     def _establish(self, federation: Federation, a: str, b: str, key_id: str) -> None:
         meta = {"key_source": self.params.key_source, "scheme": "AES-256-CTR"}
@@ -272,7 +214,7 @@ class NoiseBackend(MaskingBackend):
         arr = check_range(values, self.params.max_abs, what=f"noise masking at {sender!r}")
         words = encode_z64(arr, self.params.fraction_bits)
         if context.mode == SUM:
-            plan = _sum_plan(context, sender)
+            plan = sum_plan(context, sender)
             prg.MaskStream(nonce, words.size).add_all(words, plan.adds, plan.subtracts)
             terms = {f"{key_id}@{nonce}": sign for key_id, sign in plan.terms}
             return Protected(self.name, plan.key_ids, arr.size, words,
@@ -367,37 +309,6 @@ class NoiseBackend(MaskingBackend):
         terms = merge_terms(*(p.info["masks"] for p in items))
         return Protected(self.name, key_ids_of(terms), items[0].length, total,
                          {"summands": sum(p.info["summands"] for p in items), "masks": terms})
-
-
-@dataclass(frozen=True)
-class _SumPlan:
-    """One sender's pairwise masks, resolved once per run: its (key id, sign) terms in
-    :func:`pairwise_terms` order, the expanded keys it adds and subtracts, its key ids."""
-
-    terms: tuple[tuple[str, int], ...]
-    adds: tuple[Any, ...]
-    subtracts: tuple[Any, ...]
-    key_ids: str
-
-
-def _sum_plan(context: KeyContext, sender: str) -> _SumPlan:
-    plans = context.state.setdefault("plans", {})
-    plan = plans.get(sender)
-    if plan is None:
-        keys, ciphers = context.state["keystores"][sender], context.state["ciphers"]
-        terms = tuple((pair_key_id(sender, other), 1 if sender < other else -1)
-                      for other in context.state["neighbours"][sender] if other != sender)
-        resolved = []
-        for key_id, sign in terms:
-            cipher = ciphers.get(key_id)
-            if cipher is None or key_id not in keys:
-                cipher = ciphers[key_id] = prg.block_cipher(keys.get(key_id))
-            resolved.append((cipher, sign))
-        plan = plans[sender] = _SumPlan(
-            terms, tuple(c for c, sign in resolved if sign > 0),
-            tuple(c for c, sign in resolved if sign < 0),
-            ",".join(sorted({key_id for key_id, _ in terms})))
-    return plan
 
 
 def _same_length(a: Protected, b: Protected) -> None:

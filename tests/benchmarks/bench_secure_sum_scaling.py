@@ -203,6 +203,7 @@ def main() -> None:
         print("Flower not installed (pip install flwr): its columns are left out")
     print(f"vectors of {args.length} floats; harary degree for {args.fraction:.3f} corrupted "
           "senders at split probability <= 2**-40")
+    fedsec_sum(vectors(8, args.length), {})  # warm up (imports, caches): not reported
     last: dict[str, tuple[int, float]] = {}
     for n in (int(p) for p in args.parties.split(",")):
         for graph in args.graphs.split(","):
