@@ -21,7 +21,7 @@ import numpy as np
 from fedsec.attacks.linear_systems import LinearSystem, register_extractor, solve_linear_map
 from fedsec.backends.api import RESULT_TAG as REVEAL_RESULT
 from fedsec.backends.fixed_point import decode_z64
-from fedsec.backends.noise import merge_terms
+from fedsec.backends.mask_terms import merge_terms
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key

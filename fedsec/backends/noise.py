@@ -7,13 +7,17 @@ Two uses, as the papers make them:
   without dropout recovery): every pair of senders shares a key; sender ``i``
   adds ``+PRG(k_ij)`` for each ``j > i`` and ``-PRG(k_ij)`` for each ``j < i``.
   One masked vector is uniformly random to the aggregator; the sum of all of
-  them is the sum of the values.
+  them is the sum of the values. With ``n_neighbours=k`` only the pairs of
+  SecAgg+'s sparse Harary graph share masks (Bell et al., CCS 2020; the graph
+  and its privacy threshold are in :mod:`fedsec.backends.mask_graph`).
 * ``direct`` mode, a mask shared between a sender and one designated remover
   (FedCG's masked labels, removed by the server that can regenerate them).
 
 Values are fixed-point words modulo 2**64, so masks cancel exactly; the range
 is checked against declared public bounds at encoding, never silently wrapped.
-Keys come from the run's seed (``key_source=simulation``: reproducible, and
+Each key is expanded once per run and every mask of one nonce enciphers the
+same counter blocks, so a sender's online work is one AES call and one add
+per mask. Keys come from the run's seed (``key_source=simulation``: reproducible, and
 marked insecure in the transcript header) or from an X25519 agreement through
 the network (``key_source=agreement``).
 """
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedsec.backends import prg
+from fedsec.backends import mask_graph, prg
 from fedsec.backends.api import (
     SUM,
     Capabilities,
@@ -36,8 +40,17 @@ from fedsec.backends.api import (
     Protected,
 )
 from fedsec.backends.fixed_point import check_range, decode_z64, encode_z64, z64_bound
+from fedsec.backends.mask_terms import (
+    apply_masks,
+    direct_key_id,
+    key_ids_of,
+    merge_terms,
+    pair_key_id,
+    sum_plan,
+)
 from fedsec.errors import CapabilityError, ValidationError
 from fedsec.registry import register
+from fedsec.seeding import generator
 from fedsec.validation import check_choice, check_float, check_int, param_error
 from fedsec.wire import Wire
 
@@ -45,59 +58,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from fedsec.federation import Federation
 
 OWNER = "backend 'noise'"
-
-
-def pair_key_id(a: str, b: str) -> str:
-    """Key id of the mask key two senders share (order-free)."""
-    first, second = sorted((a, b))
-    return f"noise:pair:{first}:{second}"
-
-
-def direct_key_id(sender: str, receiver: str) -> str:
-    """Key id of the mask key a sender shares with its designated remover."""
-    return f"noise:direct:{sender}:{receiver}"
-
-
-def pairwise_terms(sender: str, senders: Sequence[str], nonce: str) -> dict[str, int]:
-    """The mask terms ``{key_id@nonce: ±1}`` sender ``sender`` adds in a pairwise sum."""
-    return {f"{pair_key_id(sender, other)}@{nonce}": (1 if sender < other else -1)
-            for other in senders if other != sender}
-
-
-def apply_masks(words: np.ndarray, terms: Mapping[str, int], keys: Mapping[str, bytes],
-                sign: int = 1, *, in_place: bool = False) -> np.ndarray:
-    """``words + sign * sum(coeff * PRG(key, nonce))`` modulo 2**64.
-
-    ``in_place`` reuses ``words`` (a fresh uint64 array the caller owns).
-    """
-    out = words if in_place else np.array(words, dtype=np.uint64, copy=True)
-    for term, coeff in terms.items():
-        if coeff == 0:
-            continue
-        key_id, _, nonce = term.partition("@")
-        mask = prg.mask_words(keys[key_id], nonce, out.size)
-        factor = sign * coeff  # uint64 arithmetic below wraps modulo 2**64
-        if factor == 1:
-            np.add(out, mask, out=out)
-        elif factor == -1:
-            np.subtract(out, mask, out=out)
-        else:
-            out += mask * np.uint64(factor % (1 << 64))
-    return out
-
-
-def merge_terms(*items: Mapping[str, int], scale: int = 1) -> dict[str, int]:
-    """Add mask-term coefficients; terms that cancel disappear."""
-    out: dict[str, int] = {}
-    for terms in items:
-        for term, coeff in terms.items():
-            out[term] = out.get(term, 0) + scale * coeff
-    return {t: c for t, c in out.items() if c != 0}
-
-
-def key_ids_of(terms: Mapping[str, int]) -> str:
-    """The keys needed to remove ``terms``, comma-joined (empty when none remain)."""
-    return ",".join(sorted({t.partition("@")[0] for t, c in terms.items() if c}))
+#: The receiver announces the seed of a sparse mask graph's order under this tag.
+GRAPH_TAG = "noise.graph"
 
 
 @register("backend", "noise")
@@ -124,6 +86,9 @@ class NoiseBackend(MaskingBackend):
         key_source: str = prg.SIMULATION
         """Mask keys from the run's seed (simulation: reproducible, marked insecure in the
         transcript header) or from an X25519 agreement through the network (agreement)."""
+        n_neighbours: int = 0
+        """Senders each sender masks with in a sum: 0 for all (the complete graph), or an even k
+        for SecAgg+'s Harary graph (private unless a coalition holds all k neighbours of one)."""
 
         def __post_init__(self) -> None:
             check_int(self.fraction_bits, owner=OWNER, name="fraction_bits", min_value=1,
@@ -132,6 +97,11 @@ class NoiseBackend(MaskingBackend):
                         min_inclusive=False)
             check_int(self.max_summands, owner=OWNER, name="max_summands", min_value=1)
             check_choice(self.key_source, owner=OWNER, name="key_source", choices=prg.KEY_SOURCES)
+            check_int(self.n_neighbours, owner=OWNER, name="n_neighbours", min_value=0)
+            if self.n_neighbours % 2:
+                raise param_error(OWNER, "n_neighbours",
+                                  "an even int >= 0 (0: every pair of senders masks)",
+                                  self.n_neighbours)
             bound = z64_bound(self.fraction_bits, self.max_summands)
             if self.max_abs > bound:
                 raise param_error(
@@ -159,18 +129,56 @@ class NoiseBackend(MaskingBackend):
                     "Pairwise masks need at least two senders; with one sender the sum is the "
                     "vector itself."
                 )
-            pairs = [(a, b, pair_key_id(a, b)) for a, b in combinations(sorted(senders), 2)]
+            with federation.network.stage("key_setup"):
+                neighbours = self._mask_graph(federation, senders, receiver)
+            complete = all(len(near) == len(senders) - 1 for near in neighbours.values())
+            linked = combinations(sorted(senders), 2) if complete else mask_graph.edges(neighbours)
+            pairs = [(a, b, pair_key_id(a, b)) for a, b in linked]
         else:
+            neighbours = {}
             pairs = [(s, receiver, direct_key_id(s, receiver)) for s in senders]
         with federation.network.stage("key_setup"):
             for a, b, key_id in pairs:
                 self._establish(federation, a, b, key_id)
+        own: dict[str, list[str]] = {}
+        for a, b, key_id in pairs:
+            own.setdefault(a, []).append(key_id)
+            own.setdefault(b, []).append(key_id)
         return KeyContext(
             backend=self.name, senders=senders, receiver=receiver, mode=mode,
             key_id=f"noise:{mode}:{receiver}",
             holders={key_id: (a, b) for a, b, key_id in pairs},
-            state={"keystores": {p: federation.party(p).keys for p in {*senders, receiver}}},
+            # one expansion per key: both ends derive the same key, the simulator keeps one copy
+            state={"keystores": {p: federation.party(p).keys for p in {*senders, receiver}},
+                   "neighbours": neighbours, "own_keys": own, "ciphers": {}},
         )
+
+    def _mask_graph(self, federation: Federation, senders: tuple[str, ...],
+                    receiver: str) -> dict[str, tuple[str, ...]]:
+        """Who masks with whom: every pair, or a Harary graph whose order the receiver draws
+        and announces (its seed, in the clear) so every sender computes the same graph."""
+        degree = self.params.n_neighbours
+        if degree == 0 or degree >= len(senders) - 1:
+            return mask_graph.complete_neighbours(senders)
+        purpose = f"noise:graph:{receiver}:" + ",".join(sorted(senders))
+        seed = generator(federation.seed, purpose).bytes(32)
+        arrived = federation.network.broadcast(receiver, senders, GRAPH_TAG, seed,
+                                               meta={"graph": "harary", "n_neighbours": degree})
+        for sender, got in arrived.items():
+            if bytes(got) != seed:
+                raise CapabilityError(
+                    f"The mask graph's seed {receiver} announced reached {sender} altered (a man "
+                    "in the middle); the senders would mask on different graphs.")
+        return mask_graph.harary_neighbours(mask_graph.graph_order(senders, seed), degree)
+
+    def prepare(self, context: KeyContext, party: str, n_values: int) -> None:
+        """Expand ``party``'s AES keys once (offline), so the online round only enciphers."""
+        ciphers, keys = context.state["ciphers"], context.state["keystores"][party]
+        for key_id in context.state["own_keys"].get(party, ()):
+            if key_id not in ciphers:
+                ciphers[key_id] = prg.block_cipher(keys.get(key_id))
+        if context.mode == SUM and party in context.state["neighbours"]:
+            sum_plan(context, party)
 
     def _establish(self, federation: Federation, a: str, b: str, key_id: str) -> None:
         meta = {"key_source": self.params.key_source, "scheme": "AES-256-CTR"}
@@ -206,12 +214,14 @@ class NoiseBackend(MaskingBackend):
         arr = check_range(values, self.params.max_abs, what=f"noise masking at {sender!r}")
         words = encode_z64(arr, self.params.fraction_bits)
         if context.mode == SUM:
-            terms = pairwise_terms(sender, context.senders, nonce)
-        else:
-            terms = {f"{direct_key_id(sender, context.receiver)}@{nonce}": 1}
-        keys = context.state["keystores"][sender]
-        material = {t.partition("@")[0]: keys.get(t.partition("@")[0]) for t in terms}
-        masked = apply_masks(words, terms, material, in_place=True)
+            plan = sum_plan(context, sender)
+            prg.MaskStream(nonce, words.size).add_all(words, plan.adds, plan.subtracts)
+            terms = {f"{key_id}@{nonce}": sign for key_id, sign in plan.terms}
+            return Protected(self.name, plan.key_ids, arr.size, words,
+                             {"summands": 1, "masks": terms})
+        terms = {f"{direct_key_id(sender, context.receiver)}@{nonce}": 1}
+        masked = apply_masks(words, terms, context.state["keystores"][sender], in_place=True,
+                             ciphers=context.state["ciphers"])
         return Protected(self.name, key_ids_of(terms), arr.size, masked,
                          {"summands": 1, "masks": terms})
 
@@ -227,7 +237,8 @@ class NoiseBackend(MaskingBackend):
                 f"{context.receiver!r} cannot reveal this value: it is still masked under "
                 f"{', '.join(missing)}, which it does not hold (only complete sums unmask)."
             )
-        words = apply_masks(protected.data, terms, {k: keys.get(k) for k in needed}, sign=-1)
+        words = apply_masks(protected.data, terms, keys, sign=-1,
+                            ciphers=context.state["ciphers"])
         return decode_z64(words, self.params.fraction_bits)
 
     def _check_summands(self, protected: Protected) -> None:

@@ -15,6 +15,7 @@ mask is never reused and either party can regenerate it. Keys come from one of t
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -58,31 +59,79 @@ def mask_words(key: bytes, nonce: str, n: int) -> np.ndarray:
     >>> a.dtype, bool((a == mask_words(b"k" * 32, "round0", 3)).all())
     (dtype('uint64'), True)
     """
-    counters = _counter_blocks((n + 1) // 2).copy()
-    counters[:, 0] = nonce_prefix(nonce)
-    stream = _block_cipher(key).update(counters.view(np.uint8))
+    stream = _cached_block_cipher(key).update(counter_blocks(nonce, n))
     return np.frombuffer(stream, dtype="<u8")[:n]
 
 
-@lru_cache(maxsize=64)
-def _counter_blocks(blocks: int) -> np.ndarray:
-    """Big-endian counter blocks ``(0, i)``; the nonce half is filled in per use."""
-    counters = np.zeros((blocks, 2), dtype=">u8")
+class MaskStream:
+    """Keystreams of ``n`` words for one nonce, written into one reused buffer.
+
+    The counter blocks of a nonce are built once and every key enciphers the
+    same bytes, so a sender adding many pairwise masks pays for the block
+    cipher and one add per mask and nothing else (no allocation, no per-mask
+    hashing). ``add`` gives exactly what ``mask_words`` gives.
+
+    Examples
+    --------
+    >>> out = np.zeros(3, dtype=np.uint64)
+    >>> MaskStream("round0", 3).add(out, block_cipher(b"k" * 32), 1)
+    >>> bool((out == mask_words(b"k" * 32, "round0", 3)).all())
+    True
+    """
+
+    def __init__(self, nonce: str, n: int) -> None:
+        self.n = n
+        self.blocks = counter_blocks(nonce, n)
+        # update_into wants room for one block more than it is given
+        self._buffer = bytearray(len(self.blocks) + 16)
+        self._words = np.frombuffer(self._buffer, dtype="<u8")[:n]
+
+    def add_all(self, out: np.ndarray, adds: Sequence[Any], subtracts: Sequence[Any]) -> None:
+        """``out += sum(masks of adds) - sum(masks of subtracts)`` modulo 2**64, in place."""
+        blocks, buffer, words = self.blocks, self._buffer, self._words
+        for cipher in adds:
+            cipher.update_into(blocks, buffer)
+            np.add(out, words, out=out)
+        for cipher in subtracts:
+            cipher.update_into(blocks, buffer)
+            np.subtract(out, words, out=out)
+
+    def add(self, out: np.ndarray, cipher: Any, factor: int) -> None:
+        """``out += factor * mask`` modulo 2**64, in place (``out``: uint64 of length ``n``)."""
+        cipher.update_into(self.blocks, self._buffer)
+        if factor == 1:
+            np.add(out, self._words, out=out)
+        elif factor == -1:
+            np.subtract(out, self._words, out=out)
+        else:  # uint64 arithmetic wraps modulo 2**64
+            out += self._words * np.uint64(factor % (1 << 64))
+
+
+@lru_cache(maxsize=16)
+def counter_blocks(nonce: str, n: int) -> bytes:
+    """The big-endian counter blocks ``(nonce_prefix, i)`` enciphered for ``n`` mask words."""
+    blocks = (n + 1) // 2
+    counters = np.empty((blocks, 2), dtype=">u8")
+    counters[:, 0] = nonce_prefix(nonce)
     counters[:, 1] = np.arange(blocks, dtype=np.uint64)
-    counters.setflags(write=False)
-    return counters
+    return counters.tobytes()
+
+
+def block_cipher(key: bytes) -> Any:
+    """The raw AES-256 block function under ``key`` (one key expansion).
+
+    Counter mode is this function applied to the blocks ``nonce || counter``
+    (NIST SP 800-38A); applying it to the counter blocks directly lets one
+    expanded key serve every mask under it. Each block is enciphered once per
+    nonce, so the mode's ECB name does not mean ECB use on data.
+    """
+    return Cipher(algorithms.AES(key), modes.ECB()).encryptor()  # noqa: S305
 
 
 @lru_cache(maxsize=1024)
-def _block_cipher(key: bytes) -> Any:
-    """The raw AES-256 block function under ``key``, kept per key.
-
-    Counter mode is this function applied to the blocks ``nonce || counter``
-    (NIST SP 800-38A); applying it to the counter blocks directly avoids
-    building a cipher context per mask. Each block is enciphered once, so the
-    mode's ECB name does not mean ECB use on data.
-    """
-    return Cipher(algorithms.AES(key), modes.ECB()).encryptor()  # noqa: S305
+def _cached_block_cipher(key: bytes) -> Any:
+    """:func:`block_cipher`, kept per key for one-off masks (opening recorded payloads)."""
+    return block_cipher(key)
 
 
 def agreement_keypair() -> tuple[X25519PrivateKey, bytes]:

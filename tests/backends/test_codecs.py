@@ -18,7 +18,7 @@ from fedsec.backends.fixed_point import (
     unpack,
     z64_bound,
 )
-from fedsec.backends.noise import apply_masks, merge_terms, pair_key_id, pairwise_terms
+from fedsec.backends.mask_terms import apply_masks, merge_terms, pair_key_id, pairwise_terms
 from fedsec.errors import TranscriptError, ValidationError
 
 floats = st.floats(min_value=-1000.0, max_value=1000.0, allow_nan=False)
