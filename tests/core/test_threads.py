@@ -45,17 +45,22 @@ def test_a_run_uses_one_thread_and_restores_the_callers_setting(
     assert before == [2] * len(before)
 
 
-def test_all_leaves_the_libraries_alone_and_the_transcript_unchanged(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
-    one = run(CONFIG)  # every library the run uses is loaded
+def test_all_leaves_the_libraries_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    run(CONFIG)  # every library the run uses is loaded
     monkeypatch.setenv(ENVIRONMENT_VARIABLE, "all")
     seen: list[list[int]] = []
     with threadpool_limits(limits=2):
-        unlimited = run(CONFIG, progress=lambda _text: seen.append(threads()))
+        run(CONFIG, progress=lambda _text: seen.append(threads()))
     assert seen and all(counts == [2] * len(counts) for counts in seen)
-    assert one.transcript.footer["head"] == unlimited.transcript.footer["head"]
-    assert one.record.federated_metrics == unlimited.record.federated_metrics
+
+
+def test_the_same_seed_still_gives_the_same_transcript(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    first = run(CONFIG)
+    with threadpool_limits(limits=2):  # the caller's own setting does not reach the run
+        second = run(CONFIG)
+    assert first.transcript.footer["head"] == second.transcript.footer["head"]
+    assert first.record.federated_metrics == second.record.federated_metrics
 
 
 def test_limited_threads_nests_and_restores() -> None:
