@@ -31,6 +31,7 @@ from fedsec.results import (
     write_json,
 )
 from fedsec.seeding import generator, seed_commitment
+from fedsec.threads import limited_threads
 from fedsec.transcript import FILE_NAME as TRANSCRIPT_FILE
 from fedsec.transcript import TranscriptWriter
 
@@ -68,14 +69,16 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
 
     ``prefault`` lets the transcript's writer fault memory in ahead on a helper
     thread (see :class:`~fedsec.transcript.TranscriptWriter`); callers that keep
-    every core busy already turn it off.
+    every core busy already turn it off. The linear-algebra libraries run with one thread
+    (``FEDSEC_THREADS`` overrides it, :mod:`fedsec.threads`), their own setting restored after.
     """
-    if out_dir is None:
-        return _execute(checked, None, progress=progress, prefault=prefault, sign_key=sign_key,
-                        on_progress=on_progress)
-    with hold(out_dir, "fedsec run") as out:
-        return _execute(checked, out, progress=progress, prefault=prefault, sign_key=sign_key,
-                        on_progress=on_progress)
+    with limited_threads():
+        if out_dir is None:
+            return _execute(checked, None, progress=progress, prefault=prefault,
+                            sign_key=sign_key, on_progress=on_progress)
+        with hold(out_dir, "fedsec run") as out:
+            return _execute(checked, out, progress=progress, prefault=prefault,
+                            sign_key=sign_key, on_progress=on_progress)
 
 
 def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], None] | None,

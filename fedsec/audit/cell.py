@@ -14,6 +14,7 @@ from fedsec.audit.spec import AttackSpec, AuditSpec, Cell
 from fedsec.errors import FedsecError
 from fedsec.plugin_registry import SearchPath
 from fedsec.runner import RunConfig, RunResult, run
+from fedsec.threads import limited_threads
 from fedsec.views import build_view
 
 CELL_SCHEMA_VERSION = "1"
@@ -25,12 +26,31 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
 
     Reconstructed values are not stored: only the scorers' summaries and the attacks' own
     metadata, and the few rows an ``[[attacks]]`` entry asks for with ``show``
-    (:mod:`fedsec.audit.examples`).
+    (:mod:`fedsec.audit.examples`). The linear-algebra libraries run with one thread meanwhile
+    (:func:`fedsec.threads.limited_threads`).
     """
+    with limited_threads():
+        return _run_cell(spec, cell, command=command, prefault=prefault)
+
+
+def cell_base(spec: AuditSpec, cell: Cell, command: str) -> dict[str, Any]:
+    """What every result of ``cell`` records, whatever happened to its run."""
+    return {"schema_version": CELL_SCHEMA_VERSION, "cell": cell.id,
+            "configuration": cell.configuration, "config": cell.config_dict(),
+            "dataset": cell.dataset or spec.datasets[0], "command": command}
+
+
+def failed_cell(spec: AuditSpec, cell: Cell, command: str, error: str,
+                seconds: float = 0.0) -> dict[str, Any]:
+    """The result of a cell that could not run (``error`` says why)."""
+    return {**cell_base(spec, cell, command), "status": "error", "error": error,
+            "seconds": seconds}
+
+
+def _run_cell(spec: AuditSpec, cell: Cell, *, command: str,
+              prefault: bool) -> dict[str, Any]:
     started = time.perf_counter()
-    base: dict[str, Any] = {"schema_version": CELL_SCHEMA_VERSION, "cell": cell.id,
-                            "configuration": cell.configuration, "config": cell.config_dict(),
-                            "dataset": cell.dataset or spec.datasets[0], "command": command}
+    base = cell_base(spec, cell, command)
     config = RunConfig(protocol=cell.protocol, dataset=cell.dataset or spec.datasets[0],
                        partition=spec.partition,
                        backend=cell.backend, backend_params=dict(spec.backend_params),

@@ -9,7 +9,7 @@ import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,12 @@ from fedsec.errors import ValidationError
 from fedsec.outdir import hold
 from fedsec.progress import Progress, ProgressHook
 from fedsec.results import versions, write_json
+from fedsec.threads import thread_limit
 
 CELLS_DIR = "cells"
 SCENARIO_FILE = "scenario.json"
+#: where the cells run: this machine's process pool, or a Dask cluster
+EXECUTORS = ("local", "dask")
 
 _WORKER_SPEC: AuditSpec | None = None
 
@@ -51,6 +54,7 @@ def rerun_command(spec: AuditSpec, out_dir: Path, cell: Cell) -> str:
 
 
 def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1,
+              executor: str = "local", scheduler: str | None = None,
               only: str | None = None, progress: Callable[[str], None] | None = None,
               on_progress: ProgressHook | None = None) -> list[dict[str, Any]]:
     """Run every cell not already done; returns the results of all cells of the grid.
@@ -60,13 +64,37 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
     text per finished cell; with ``on_progress`` each finished cell is instead a
     :class:`~fedsec.progress.Progress` over every cell of the grid (cells done before a resume
     count as done), its line as the note.
+
+    ``executor`` is ``"local"`` (``jobs`` processes of this machine; one runs the cells here)
+    or ``"dask"``: the cells run on the Dask scheduler at ``scheduler``
+    (``tcp://HOST:PORT``), or on a local cluster of ``jobs`` workers
+    (:mod:`fedsec.audit.dask_executor`; the ``dask`` extra).
     """
+    check_executor(executor, scheduler)
+    thread_limit()  # a bad FEDSEC_THREADS is refused before anything runs
     with hold(out_dir, "fedsec audit") as out:
-        return _run_audit(spec, out, jobs=jobs, only=only, progress=progress,
-                          on_progress=on_progress)
+        return _run_audit(spec, out, jobs=jobs, executor=executor, scheduler=scheduler,
+                          only=only, progress=progress, on_progress=on_progress)
 
 
-def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, only: str | None,
+def check_executor(executor: str, scheduler: str | None) -> None:
+    """Refuse an unknown executor, a scheduler without Dask, or Dask without distributed."""
+    if executor not in EXECUTORS:
+        raise ValidationError(f"The executor must be one of {', '.join(EXECUTORS)}. "
+                              f"Got {executor!r} instead.")
+    if scheduler is not None and executor != "dask":
+        raise ValidationError("A scheduler address needs the Dask executor: add "
+                              "--executor dask (executor='dask').")
+    if executor == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ValidationError('The Dask executor needs the distributed package: '
+                                  'pip install "fedsec[dask]".') from None
+
+
+def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
+               scheduler: str | None, only: str | None,
                progress: Callable[[str], None] | None,
                on_progress: ProgressHook | None) -> list[dict[str, Any]]:
     say = progress or (lambda _m: None)
@@ -85,12 +113,16 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, only: str | None,
                                name="fedsec-plotting-warm-up")
     warm_up.start()
     already = len(cells) - len(todo)
-    say(f"{len(cells)} cells, {already} already done, {len(todo)} to run "
-        f"with {jobs} job(s)")
+    where = (f"with {jobs} job(s)" if executor == "local"
+             else f"on Dask ({jobs} local worker(s))" if scheduler is None
+             else f"on the Dask scheduler at {scheduler}")
+    say(f"{len(cells)} cells, {already} already done, {len(todo)} to run {where}")
     started = time.perf_counter()
     if on_progress is not None and todo:
         on_progress(Progress("audit", already, len(cells), "cell", resumed=already))
-    for i, result in enumerate(_results(spec, out, todo, jobs), start=1):
+    results = (_results(spec, out, todo, jobs) if executor == "local"
+               else _dask_results(spec, out, todo, jobs, scheduler))
+    for i, result in enumerate(results, start=1):
         cell = next(c for c in todo if c.id == result["cell"])
         write_json(cell_path(out, cell), result)
         status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
@@ -133,7 +165,8 @@ def _prepare_plotting() -> None:
     figure.savefig(io.BytesIO(), format="png")
 
 
-def _results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int):
+def _results(spec: AuditSpec, out: Path, todo: list[Cell],
+             jobs: int) -> Iterator[dict[str, Any]]:
     """Each cell's result, in the order they finish.
 
     Workers are forked on Linux (fast: they share the parent's imports), unless PyTorch is
@@ -153,6 +186,16 @@ def _results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int):
                    for cell in todo]
         for future in as_completed(futures):
             yield future.result()
+
+
+def _dask_results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int,
+                  scheduler: str | None) -> Iterator[dict[str, Any]]:
+    if not todo:  # nothing to start a cluster for
+        return
+    from fedsec.audit.dask_executor import dask_results
+
+    commands = {cell.id: rerun_command(spec, out, cell) for cell in todo}
+    yield from dask_results(spec, todo, jobs=jobs, scheduler=scheduler, commands=commands)
 
 
 def _init_worker(raw: dict[str, Any], source: str, base_dir: str) -> None:

@@ -23,7 +23,14 @@ def add_parser(sub: Any) -> None:
                                    "then write DIR/report.html, report.md and results.json.")
     p.add_argument("spec", help="the scenario (TOML), e.g. audits/quickstart.toml")
     p.add_argument("--out", help="output directory (default: runs/<scenario name>)")
-    p.add_argument("--jobs", type=int, default=1, help="parallel processes (default: 1)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="parallel processes, or the local Dask cluster's workers (default: 1)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="where the cells run: 'local', this machine's processes (default), "
+                        "or 'dask', a Dask cluster (needs pip install \"fedsec[dask]\")")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="with --executor dask: an existing Dask scheduler's address (default: "
+                        "a local cluster of --jobs workers on 127.0.0.1)")
     p.add_argument("--cell", help="run only this cell id (printed in results and reports)")
     p.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
                    help="exit 1 when a leakage threshold is crossed, e.g. "
@@ -42,12 +49,18 @@ def add_parser(sub: Any) -> None:
 
 def handle_audit(args: argparse.Namespace) -> int:
     from fedsec.audit import load_spec, run_audit
+    from fedsec.audit.engine import check_executor
     from fedsec.audit.gate import Gate, evaluate
     from fedsec.report import build_report
     from fedsec.validation import check_int
 
     gates = [Gate.parse(text) for text in args.fail_if]
-    check_int(args.jobs, owner="fedsec audit", name="--jobs", min_value=1)
+    if args.jobs is not None and args.scheduler is not None:
+        raise ValidationError("--jobs sets the size of a local cluster; with --scheduler the "
+                              "cluster's own workers run the cells: leave --jobs out.")
+    jobs = 1 if args.jobs is None else args.jobs
+    check_int(jobs, owner="fedsec audit", name="--jobs", min_value=1)
+    check_executor(args.executor, args.scheduler)
     spec = load_spec(args.spec)
     out = Path(args.out) if args.out else Path("runs") / spec.name
     if out.exists() and not out.is_dir():
@@ -56,7 +69,8 @@ def handle_audit(args: argparse.Namespace) -> int:
     display = None if args.json else Display()  # progress on stderr; --json prints only JSON
     started = time.perf_counter()
     try:
-        cells = run_audit(spec, out, jobs=args.jobs, only=args.cell,
+        cells = run_audit(spec, out, jobs=jobs, executor=args.executor,
+                          scheduler=args.scheduler, only=args.cell,
                           progress=None if display is None else display.message,
                           on_progress=None if display is None else display.update)
     finally:

@@ -1,20 +1,34 @@
-"""Audit engine speed (a plain script): parallel speed-up and report cost.
+"""Audit engine speed (a plain script): serial threads, parallel speed-up, Dask, report cost.
 
-Run: ``python tests/benchmarks/bench_audit.py``. A 16-cell audit (FedCG naive
-and secure, plain and noise, four landmark counts, on Breast Cancer) runs with
-one job and with two; prints the speed-up (goal: at least 1.7x on 2 cores)
-and the report's share of the audit time (goal: under 10%).
+Run: ``python tests/benchmarks/bench_audit.py`` (under the shared lock). A 16-cell audit
+(FedCG naive and secure, plain and noise, four landmark counts, on Breast Cancer) runs
+
+- serially with the linear-algebra libraries' own thread count (``FEDSEC_THREADS=all``, what
+  serial runs used before they were limited) and with one thread (the default): wall and CPU
+  seconds;
+- with the local pool's two jobs: the speed-up over the one-thread serial run (goal: at least
+  1.7x on 2 cores);
+- with ``--executor dask`` on a local cluster of two workers, start-up included, against the
+  pool; then again on the warm cluster, for the scheduler's overhead per cell: the worker
+  seconds not spent inside cells, per cell (the pool's figure beside it);
+
+and prints the report's share of the audit time (goal: under 10%).
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from fedsec.audit import load_spec, run_audit
+from fedsec.audit.spec import AuditSpec
 from fedsec.report import build_report
+from fedsec.threads import ENVIRONMENT_VARIABLE
 
 SCENARIO = """
 [audit]
@@ -37,25 +51,95 @@ name = "gram-inference"
 as = ["server"]
 """
 
+N_WORKERS = 2
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(spec: AuditSpec, out: Path, **options: Any) -> tuple[float, float, list[dict]]:
+    """Wall seconds, CPU seconds and the cells of one audit into a fresh folder."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    cells = run_audit(spec, out, **options)
+    wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+    assert len(cells) == 16 and all(c["status"] == "ok" for c in cells), out
+    return wall, cpu, cells
+
+
+def overhead_per_cell(wall: float, cells: list[dict]) -> float:
+    """Worker seconds not spent inside a cell, per cell, for ``N_WORKERS`` workers."""
+    return (N_WORKERS * wall - sum(c["seconds"] for c in cells)) / len(cells)
+
+
+def best_speed_up(cells: list[dict]) -> float:
+    """The speed-up two workers could reach on these cells' serial times, each cell whole
+    (longest first, each to the least loaded worker)."""
+    loads = [0.0] * N_WORKERS
+    for seconds in sorted((c["seconds"] for c in cells), reverse=True):
+        loads[loads.index(min(loads))] += seconds
+    return sum(loads) / max(loads)
+
 
 def main() -> None:
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.toml"
         path.write_text(textwrap.dedent(SCENARIO))
         spec = load_spec(path)
         assert len(spec.cells()) == 16
-        times = {}
-        for jobs in (1, 2):
-            start = time.perf_counter()
-            run_audit(spec, Path(tmp) / f"jobs{jobs}", jobs=jobs)
-            times[jobs] = time.perf_counter() - start
+        run_audit(spec, Path(tmp) / "warm-up", only=spec.cells()[-1].id)  # lazy imports
+        os.environ[ENVIRONMENT_VARIABLE] = "all"
+        default = timed(spec, Path(tmp) / "serial-all")
+        os.environ[ENVIRONMENT_VARIABLE] = "1"
+        serial = timed(spec, Path(tmp) / "serial-1")
+        del os.environ[ENVIRONMENT_VARIABLE]
+        pool = timed(spec, Path(tmp) / "pool", jobs=N_WORKERS)
+        dask = timed(spec, Path(tmp) / "dask", executor="dask", jobs=N_WORKERS)
+        warm = _warm_dask(spec, Path(tmp))
         start = time.perf_counter()
-        build_report(Path(tmp) / "jobs2")
+        build_report(Path(tmp) / "pool")
         report = time.perf_counter() - start
-    print(f"16-cell audit: --jobs 1 {times[1]:.1f} s, --jobs 2 {times[2]:.1f} s, speed-up "
-          f"{times[1] / times[2]:.2f}x (goal >= 1.7x)")
-    print(f"report generation {report:.2f} s = {100 * report / times[2]:.1f}% of the --jobs 2 "
+    print(f"load average before and after: {load[0]:.1f}, {os.getloadavg()[0]:.1f} (other "
+          "work on the machine stretches wall times; CPU seconds do not depend on it)")
+    print(f"16-cell audit, serial: library threads {default[0]:.1f} s wall, {default[1]:.1f} "
+          f"CPU-s; one thread {serial[0]:.1f} s wall, {serial[1]:.1f} CPU-s "
+          f"(CPU x{default[1] / serial[1]:.2f})")
+    print(f"--jobs 2: {pool[0]:.1f} s wall, {pool[1]:.1f} CPU-s; speed-up over the one-thread "
+          f"serial run {serial[0] / pool[0]:.2f}x (goal >= 1.7x; the cells' own times allow "
+          f"{best_speed_up(serial[2]):.2f}x); over the library-threads run "
+          f"{default[0] / pool[0]:.2f}x")
+    print(f"--executor dask, 2 workers, start-up included: {dask[0]:.1f} s wall, "
+          f"{dask[1]:.1f} CPU-s, {dask[0] / pool[0]:.2f}x the pool's time; on the warm "
+          f"cluster {warm[0]:.1f} s")
+    print(f"overhead per cell (worker seconds outside cells): Dask warm "
+          f"{overhead_per_cell(warm[0], warm[1]) * 1000:.0f} ms, local pool "
+          f"{overhead_per_cell(pool[0], pool[2]) * 1000:.0f} ms; an empty task's round trip "
+          f"{warm[2] * 1000:.1f} ms")
+    print(f"report generation {report:.2f} s = {100 * report / pool[0]:.1f}% of the --jobs 2 "
           f"audit (goal < 10%)")
+
+
+def _warm_dask(spec: AuditSpec, tmp: Path) -> tuple[float, list[dict], float]:
+    """The audit on a cluster whose workers have run it once: wall seconds, cells, and the
+    median round trip of an empty task."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=N_WORKERS, threads_per_worker=1, processes=True,
+                      host="127.0.0.1", dashboard_address=None, memory_limit=0) as cluster:
+        address = cluster.scheduler_address
+        run_audit(spec, tmp / "dask-first", executor="dask", scheduler=address)
+        wall, _cpu, cells = timed(spec, tmp / "dask-warm", executor="dask", scheduler=address)
+        with Client(address) as client:
+            trips = []
+            for _ in range(50):
+                start = time.perf_counter()
+                client.submit(os.getpid, pure=False).result()
+                trips.append(time.perf_counter() - start)
+    return wall, cells, sorted(trips)[len(trips) // 2]
 
 
 if __name__ == "__main__":
