@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fedsec.transcript import Message
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.transcript import Message
 
 
 def summarize(
@@ -36,50 +37,82 @@ def summarize(
     >>> summarize([])["total"]
     {'messages': 0, 'bytes': 0}
     """
-    total: dict[str, float] = {"messages": 0, "bytes": 0}
-    by_party: dict[str, dict[str, float]] = defaultdict(
-        lambda: {"messages_sent": 0, "bytes_sent": 0, "messages_received": 0, "bytes_received": 0}
-    )
-    by_round: dict[int, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
-    by_phase: dict[str, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
-    by_tag: dict[str, dict[str, float]] = defaultdict(lambda: {"messages": 0, "bytes": 0})
-    crypto_total = 0.0
-    for m in messages:
-        if m.crypto_seconds:
-            crypto_total += m.crypto_seconds
-            for entry in (by_party[m.sender], by_tag[m.tag]):
-                entry["crypto_seconds"] = entry.get("crypto_seconds", 0.0) + m.crypto_seconds
-        if m.sender == m.receiver:  # a party's own record (e.g. key generation) is not traffic
-            continue
-        total["messages"] += 1
-        total["bytes"] += m.size
-        sent, received = by_party[m.sender], by_party[m.receiver]
-        sent["messages_sent"] += 1
-        sent["bytes_sent"] += m.size
-        received["messages_received"] += 1
-        received["bytes_received"] += m.size
-        for entry in (by_round[m.round], by_phase[m.phase], by_tag[m.tag]):
-            entry["messages"] += 1
-            entry["bytes"] += m.size
-    for (party, _round, _phase), seconds in (crypto_seconds or {}).items():
-        crypto_total += seconds
-        by_party[party]["crypto_seconds"] = by_party[party].get("crypto_seconds", 0.0) + seconds
-    if crypto_total:
-        total["crypto_seconds"] = crypto_total
-    if compute_seconds:
-        for (party, round_, phase), seconds in compute_seconds.items():
-            for entry in (by_party[party], by_round[round_], by_phase[phase]):
-                entry["compute_seconds"] = entry.get("compute_seconds", 0.0) + seconds
-    out: dict[str, Any] = {
-        "total": total,
-        "by_party": {k: dict(v) for k, v in sorted(by_party.items())},
-        "by_round": {str(k): v for k, v in sorted(by_round.items())},
-        "by_phase": dict(sorted(by_phase.items())),
-        "by_tag": dict(sorted(by_tag.items())),
-    }
-    if wall_seconds is not None:
-        out["total"]["wall_seconds"] = wall_seconds
-    return out
+    tally = Tally()
+    tally.add(messages)
+    return tally.summary(compute_seconds, wall_seconds, crypto_seconds)
+
+
+def _entry() -> dict[str, float]:
+    return {"messages": 0, "bytes": 0}
+
+
+def _party_entry() -> dict[str, float]:
+    return {"messages_sent": 0, "bytes_sent": 0, "messages_received": 0, "bytes_received": 0}
+
+
+class Tally:
+    """The traffic of messages added so far, kept as totals (no message is kept): what a run
+    streaming its transcript to disk counts as it writes, instead of reading it back."""
+
+    def __init__(self) -> None:
+        self.total: dict[str, float] = _entry()
+        self.by_party: dict[str, dict[str, float]] = defaultdict(_party_entry)
+        self.by_round: dict[int, dict[str, float]] = defaultdict(_entry)
+        self.by_phase: dict[str, dict[str, float]] = defaultdict(_entry)
+        self.by_tag: dict[str, dict[str, float]] = defaultdict(_entry)
+        self.crypto_total = 0.0
+
+    def add(self, messages: Iterable[Message]) -> None:
+        """Count ``messages``."""
+        total, by_party = self.total, self.by_party
+        for m in messages:
+            if m.crypto_seconds:
+                self.crypto_total += m.crypto_seconds
+                for entry in (by_party[m.sender], self.by_tag[m.tag]):
+                    entry["crypto_seconds"] = entry.get("crypto_seconds", 0.0) + m.crypto_seconds
+            if m.sender == m.receiver:  # a party's own record (e.g. key generation) is not traffic
+                continue
+            total["messages"] += 1
+            total["bytes"] += m.size
+            sent, received = by_party[m.sender], by_party[m.receiver]
+            sent["messages_sent"] += 1
+            sent["bytes_sent"] += m.size
+            received["messages_received"] += 1
+            received["bytes_received"] += m.size
+            for entry in (self.by_round[m.round], self.by_phase[m.phase], self.by_tag[m.tag]):
+                entry["messages"] += 1
+                entry["bytes"] += m.size
+
+    def summary(
+        self, compute_seconds: Mapping[tuple[str, int, str], float] | None = None,
+        wall_seconds: float | None = None,
+        crypto_seconds: Mapping[tuple[str, int, str], float] | None = None,
+    ) -> dict[str, Any]:
+        """The summary :func:`summarize` returns, for the messages added so far."""
+        total = dict(self.total)  # copies: the tally may go on counting
+        by_party = defaultdict(_party_entry, {k: dict(v) for k, v in self.by_party.items()})
+        by_round = defaultdict(_entry, {k: dict(v) for k, v in self.by_round.items()})
+        by_phase = defaultdict(_entry, {k: dict(v) for k, v in self.by_phase.items()})
+        crypto_total = self.crypto_total
+        for (party, _round, _phase), seconds in (crypto_seconds or {}).items():
+            crypto_total += seconds
+            by_party[party]["crypto_seconds"] = by_party[party].get("crypto_seconds", 0.0) + seconds
+        if crypto_total:
+            total["crypto_seconds"] = crypto_total
+        if compute_seconds:
+            for (party, round_, phase), seconds in compute_seconds.items():
+                for entry in (by_party[party], by_round[round_], by_phase[phase]):
+                    entry["compute_seconds"] = entry.get("compute_seconds", 0.0) + seconds
+        out: dict[str, Any] = {
+            "total": total,
+            "by_party": dict(sorted(by_party.items())),
+            "by_round": {str(k): v for k, v in sorted(by_round.items())},
+            "by_phase": dict(sorted(by_phase.items())),
+            "by_tag": {k: dict(v) for k, v in sorted(self.by_tag.items())},
+        }
+        if wall_seconds is not None:
+            out["total"]["wall_seconds"] = wall_seconds
+        return out
 
 
 def human_bytes(n: float) -> str:

@@ -147,8 +147,10 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         comparison=compare(outcome.values, reference.values,
                            rtol=protocol.agreement_rtol(backend),
                            tolerances=protocol.agreement_tolerances(backend, reference)),
-        cost=summarize(transcript.messages, network.compute_seconds(),
-                       protocol_seconds, network.crypto_seconds()),
+        cost=(summarize(transcript.messages, network.compute_seconds(), protocol_seconds,
+                        network.crypto_seconds()) if writer.tally is None  # no file: in memory
+              else writer.tally.summary(network.compute_seconds(), protocol_seconds,
+                                        network.crypto_seconds())),
         transcript=TranscriptSummary(file=TRANSCRIPT_FILE, messages=len(transcript),
                                      head=transcript.footer["head"]),
         private_store=PRIVATE_FILE, command=_command_line(),

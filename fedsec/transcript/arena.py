@@ -71,12 +71,11 @@ class Arena:
         """A retired chunk of at least ``size`` bytes that nothing else holds any more (its
         batches written, no delivered payload still viewing it): its pages are already in
         memory, so reusing it saves faulting fresh ones in."""
-        for i, chunk in enumerate(self._retired):
-            # references: the list and getrefcount's argument; any view adds one (numpy views
-            # refer to the array that owns the memory)
-            if len(chunk) >= size and sys.getrefcount(chunk) <= 3:
-                del self._retired[i]
-                return chunk
+        for i in range(len(self._retired)):
+            # references: the list's and getrefcount's argument; any view of the chunk adds
+            # one (numpy views refer to the array that owns the memory)
+            if len(self._retired[i]) >= size and sys.getrefcount(self._retired[i]) <= 2:
+                return self._retired.pop(i)
         return None
 
     def release(self) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from fedsec.cost import Tally
 from fedsec.errors import TranscriptError
 from fedsec.transcript.arena import Arena
 from fedsec.transcript.log import MessageLog
@@ -88,6 +89,9 @@ class TranscriptWriter:
         self._last_flush = self._start
         self._transcript: Transcript | None = None
         self._sink = None if path is None else ArrowSink(path, self._header_json)
+        #: The traffic written so far, counted as batches go to disk (a file-backed writer
+        #: keeps no message to count afterwards); None for a writer without a file.
+        self.tally: Tally | None = None if path is None else Tally()
         self._disk: DiskWriter | None = None
         if self._sink is not None:
             self._disk = DiskWriter(self._sink)
@@ -174,6 +178,8 @@ class TranscriptWriter:
         disk = self._disk
         assert disk is not None  # only a writer streaming to a file sends batches
         batch = to_batch(rows, disk.sink.schema, payloads, metas)
+        assert self.tally is not None  # a file-backed writer counts what it writes
+        self.tally.add(rows)
         disk.submit(batch, rows[-1].seq + 1, rows[-1].digest, payloads.size)
         self._last_flush = perf_counter()
 

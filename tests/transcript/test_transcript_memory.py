@@ -1,0 +1,106 @@
+"""A transcript streamed to disk keeps no message in memory: it is read back lazily from the
+file, its chunks are reused, and what it counted as it wrote equals a count of the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedsec.cost import summarize
+from fedsec.errors import TranscriptError
+from fedsec.transcript import TranscriptWriter, read_transcript
+from fedsec.transcript.log import MessageLog
+from fedsec.transcript.sink import DiskWriter
+
+HEADER = {"protocol": "memory-test"}
+
+
+def record(writer: TranscriptWriter, n: int, length: int) -> list[np.ndarray]:
+    sent = []
+    for i in range(n):
+        payload = np.full(length, float(i))
+        sent.append(payload)
+        writer.record(round=i // 10, phase="train", sender=f"p{i % 3}", receiver="server",
+                      tag="t.x", payload=payload, meta={"i": i} if i % 2 else None,
+                      crypto_seconds=0.001 * (i % 2))
+    return sent
+
+
+def test_a_file_backed_run_is_read_back_lazily_and_equals_the_file(tmp_path: Path) -> None:
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=7)
+    sent = record(writer, 40, 700)  # several batches, arrays above the small-payload size
+    transcript = writer.close()
+    log = transcript.messages
+    assert isinstance(log, MessageLog) and len(log) == 40
+    with pytest.raises(TranscriptError, match="keeps no messages"):
+        _ = writer.messages
+    assert [m.payload[0] for m in log] == [float(i) for i in range(40)]
+    assert log[-1].seq == 39 and log[13].meta == {"i": 13}
+    assert [m.seq for m in log[5:9]] == [5, 6, 7, 8]
+    loaded = read_transcript(tmp_path / "t.arrow")
+    assert [m.digest for m in log] == [m.digest for m in loaded.messages]
+    assert transcript.verify().ok
+    assert np.array_equal(log[3].payload, sent[3]) and not log[3].payload.flags.writeable
+
+
+def test_what_the_writer_counted_equals_a_count_of_the_file(tmp_path: Path) -> None:
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=5)
+    record(writer, 23, 10)
+    transcript = writer.close()
+    assert writer.tally is not None
+    assert writer.tally.summary() == summarize(transcript.messages)
+
+
+def test_a_receiver_gets_its_own_payload(tmp_path: Path) -> None:
+    for path in (None, tmp_path / "t.arrow"):
+        writer = TranscriptWriter(HEADER, path)
+        for length in (4, 5000, 300_000):  # small, mid-size, a batch of its own
+            payload = np.arange(float(length))
+            got = writer.record(round=0, phase="p", sender="a", receiver="b", tag="t.x",
+                                payload=payload)
+            payload[:] = -1.0  # the sender changes its array afterwards
+            assert got[1] == 1.0 and not got.flags.writeable
+        writer.close()
+
+
+def test_written_chunks_are_reused_when_nothing_views_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fedsec.transcript.arena import Arena
+
+    reused: list[bool] = []
+    original = Arena._recycled
+
+    def counted(self: Arena, size: int) -> np.ndarray | None:
+        chunk = original(self, size)
+        reused.append(chunk is not None)
+        return chunk
+
+    monkeypatch.setattr(Arena, "_recycled", counted)
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=4, prefault=False)
+    for i in range(800):  # 128 MB through chunks of at most 16 MB
+        writer.record(round=0, phase="p", sender="a", receiver="b", tag="t.x",
+                      payload=np.full(20_000, float(i)))
+    writer.close()
+    assert len(reused) > 10 and sum(reused) >= len(reused) - 8  # after warming up: reused
+
+
+def test_the_disk_thread_bounds_what_waits_to_be_written(tmp_path: Path) -> None:
+    from fedsec.transcript.sink import ArrowSink
+
+    sink = ArrowSink(tmp_path / "t.arrow", "{}")
+    disk = DiskWriter(sink, max_in_flight=1000)
+    disk.start()
+    import pyarrow as pa
+
+    from fedsec.transcript.sink import to_batch
+
+    empty = to_batch([], sink.schema)
+    for _ in range(5):
+        disk.submit(empty, 0, b"\0" * 32, 600)  # each waits for the one before to be written
+        assert disk._in_flight <= 1200
+    disk.inbox.put(None)
+    disk.join()
+    assert disk._in_flight == 0 and disk.error is None
+    assert isinstance(empty, pa.RecordBatch)
