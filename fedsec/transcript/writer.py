@@ -131,7 +131,7 @@ class TranscriptWriter:
         if self._disk is not None and self._disk.error is not None:
             raise self._failed()
         kind, dtype, shape, data = wire_view(payload)
-        raw, delivered = _delivered(kind, dtype, shape, data)
+        raw, delivered = _delivered(dtype, shape, data)
         n = len(raw)
         if meta:
             meta_json = canonical_json(meta)
@@ -239,7 +239,7 @@ class TranscriptWriter:
         return failure
 
 
-def _delivered(kind: str, dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes
+def _delivered(dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes
                ) -> tuple[bytes | np.ndarray, np.ndarray | bytes]:
     """The wire bytes to chain and write (bytes, or a read-only uint8 array) and the payload
     the receiver gets, which is its own: no later change by the sender reaches it, and no
