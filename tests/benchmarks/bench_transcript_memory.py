@@ -5,7 +5,8 @@ Every measurement is a fresh process (peak RSS is the process's own). Prints, si
 
 * FedCG secure on synthetic data of n = 1k, 5k, 20k rows (``classification``, 10 features):
   peak RSS and wall time recorded to disk, kept in memory, and with messages delivered but not
-  recorded (a floor, not a mode fedsec offers). Goal: the disk run's peak independent of the
+  recorded (a floor, not a mode fedsec offers; it writes ``result.json`` and ``private.npz``
+  like the disk run, so only the transcript differs). Goal: the disk run's peak independent of the
   transcript's size (it grows with the data like the unrecorded run, not with the transcript);
 * the same on FedCG's toy set and on Ionosphere, with the disk run's time over the unrecorded
   run's (goal <= 1.3x);
@@ -39,7 +40,7 @@ if mode == "unrecorded":
     patch.object(TranscriptWriter, "record", deliver).start()
     patch.object(TranscriptWriter, "close", close).start()
 start = time.perf_counter()
-result = run(config, out if mode == "disk" else None)
+result = run(config, None if mode == "memory" else out)  # unrecorded: the same files but one
 seconds = time.perf_counter() - start
 n = len(result.transcript.messages)
 payload = sum(m.size for m in result.transcript.messages) if mode != "unrecorded" else 0
