@@ -102,7 +102,7 @@ def headlines(configs: Sequence[Mapping[str, Any]],
     universe = universe_of([dimensions(c["config"]) for c in configs])
     by_threat: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for (attack, threat), entries in _pairs(configs).items():
-        worst, sentence = _attack_sentence(attack, threat, entries, universe, templates)
+        worst, sentence = _attack_sentence(attack, entries, universe, templates)
         by_threat[threat].append((worst, sentence))
     out = []
     for threat, items in by_threat.items():
@@ -171,7 +171,7 @@ def _pairs(configs: Sequence[Mapping[str, Any]]
     return dict(sorted(out.items()))
 
 
-def _attack_sentence(attack: str, threat: str, entries: Sequence[tuple[Mapping[str, Any],
+def _attack_sentence(attack: str, entries: Sequence[tuple[Mapping[str, Any],
                                                                        Mapping[str, Any]]],
                      universe: Mapping[str, Sequence[Any]],
                      templates: Mapping[str, str]) -> tuple[float, str]:

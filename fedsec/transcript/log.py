@@ -10,6 +10,7 @@ the mapped file: the operating system pages in what an attack actually reads.
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -66,8 +67,11 @@ class MessageLog(Sequence[Message]):
     def __getitem__(self, index: slice) -> Sequence[Message]: ...
 
     def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._n))]
+        if isinstance(index, slice):  # one pass over the file, not one read per message
+            start, stop, step = index.indices(self._n)
+            if step < 0:
+                return [self[i] for i in range(start, stop, step)]
+            return list(itertools.islice(iter(self), start, max(start, stop), step))
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:

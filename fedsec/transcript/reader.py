@@ -309,7 +309,7 @@ def checked_columns(batch: pa.RecordBatch, first: int,
         batch.validate(full=True)
     except (pa.ArrowException, ValueError) as error:
         raise Damage(f"it fails validation ({_short(error)})") from None
-    cols = {fmt.field_name(name): (payload_views(batch.column(i)) if name == "payload"
+    cols = {fmt.field_name(name): (payload_values(batch.column(i)) if name == "payload"
                                    else batch.column(i).to_pylist())
             for i, name in enumerate(batch.schema.names)}
     metas: list[Mapping[str, Any]] = []
@@ -326,8 +326,8 @@ def checked_columns(batch: pa.RecordBatch, first: int,
     return cols
 
 
-def payload_views(column: pa.Array) -> list[memoryview] | list[bytes]:
-    """A validated binary column's values as views of its data buffer: no copy, so a
+def payload_values(column: pa.Array) -> list[memoryview] | list[bytes]:
+    """A validated binary column's values, large ones as views of its data buffer: no copy, so a
     memory-mapped file's payloads are read from disk only when used (arrays decode to
     read-only views of them; the mapping lives as long as a view does). A batch of small
     payloads (on average at most :data:`_COPIED_BYTES` each) is copied out instead."""
@@ -338,7 +338,7 @@ def payload_views(column: pa.Array) -> list[memoryview] | list[bytes]:
         return column.to_pylist()  # small payloads: copying them is cheaper than views
     offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
         column.offset:column.offset + len(column) + 1].tolist()
-    data = memoryview(data_buffer) if data_buffer is not None else memoryview(b"")
+    data = memoryview(data_buffer)
     return [data[start:end] for start, end in itertools.pairwise(offsets)]
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -80,11 +81,12 @@ class ChainCheck:
         self.first_bad: int | None = None
         self.problems: list[str] = []
 
-    def add_messages(self, messages: Sequence[Message], chunk: int = 8192) -> bool:
+    def add_messages(self, messages: Iterable[Message], chunk: int = 8192) -> bool:
         """Check the next messages, as columns of ``chunk`` at a time (:meth:`add_columns`);
-        False (with a problem) at the first that breaks the chain."""
-        for start in range(0, len(messages), chunk):
-            part = messages[start:start + chunk]
+        False (with a problem) at the first that breaks the chain. Read in one pass: a
+        transcript read back lazily from its file is read once."""
+        stream = iter(messages)
+        while part := list(itertools.islice(stream, chunk)):
             cols: dict[str, list[Any]] = {field: [getattr(m, field) for m in part]
                                           for field in _CHAINED}
             cols["meta"] = [m.meta_json for m in part]

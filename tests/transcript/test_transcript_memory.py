@@ -87,20 +87,31 @@ def test_written_chunks_are_reused_when_nothing_views_them(
 
 
 def test_the_disk_thread_bounds_what_waits_to_be_written(tmp_path: Path) -> None:
-    from fedsec.transcript.sink import ArrowSink
+    import threading
+
+    from fedsec.transcript.sink import ArrowSink, to_batch
 
     sink = ArrowSink(tmp_path / "t.arrow", "{}")
+    released = threading.Event()
+    write = sink.write_batch
+    sink.write_batch = lambda *args: (released.wait(10), write(*args))  # type: ignore[method-assign]
     disk = DiskWriter(sink, max_in_flight=1000)
     disk.start()
-    import pyarrow as pa
-
-    from fedsec.transcript.sink import to_batch
-
     empty = to_batch([], sink.schema)
-    for _ in range(5):
-        disk.submit(empty, 0, b"\0" * 32, 600)  # each waits for the one before to be written
-        assert disk._in_flight <= 1200
+    submitted: list[int] = []
+
+    def producer() -> None:
+        for i in range(3):
+            disk.submit(empty, 0, b"\0" * 32, 600)
+            submitted.append(i)
+
+    thread = threading.Thread(target=producer)
+    thread.start()
+    thread.join(0.5)
+    assert submitted == [0]  # the disk is stuck: the second batch would pass 1000 bytes
+    released.set()
+    thread.join(10)
+    assert submitted == [0, 1, 2]
     disk.inbox.put(None)
     disk.join()
     assert disk._in_flight == 0 and disk.error is None
-    assert isinstance(empty, pa.RecordBatch)
