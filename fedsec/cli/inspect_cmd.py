@@ -24,14 +24,14 @@ def add_parser(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from fedsec.cost import human_bytes, summarize
+    from fedsec.cost import human_bytes
     from fedsec.transcript import check_file
     from fedsec.transcript.signing import load_verify_key
 
     key = None if args.verify_key is None else load_verify_key(args.verify_key)
-    # one pass, one batch in memory at a time: the chain checked and the cost summed together
-    verdict = check_file(args.transcript, verify_key=key, keep_messages=False,
-                         consume=summarize)
+    # one pass, one batch in memory at a time: the chain checked and the cost summed together,
+    # both from the batches' columns
+    verdict = check_file(args.transcript, verify_key=key, keep_messages=False, traffic=True)
     report, header = verdict.report, verdict.header
     if report is None or header is None:
         if args.json:
@@ -41,7 +41,8 @@ def handle(args: argparse.Namespace) -> int:
         else:
             print(f"{args.transcript}: {verdict.summary()}")
         return 1
-    cost = verdict.consumed
+    cost = verdict.traffic
+    assert cost is not None  # asked for
     if args.json:
         print_json({"transcript": args.transcript, "status": verdict.status,
                     "header": dict(header), "integrity": report.to_dict(), "cost": cost})

@@ -12,7 +12,8 @@ bytes with explicit dtype and shape columns: no pickle anywhere.
 Columns: seq, round, phase, sender, receiver, tag, kind, protection, key_id,
 payload_dtype, payload_shape, wire_bytes, payload, meta (JSON), elapsed, crypto_seconds,
 digest (formats 1 and 2 named three of them dtype, shape and size, which shadow pandas
-attributes). The run header is
+attributes; format 4 has no digest column: it chains batches, and each batch's metadata holds
+the chain value after it). The run header is
 JSON in the schema metadata; the footer metadata records how the run ended,
 the message count and the final chain value.
 """
@@ -55,13 +56,22 @@ SCHEMA_FIELDS = [
 #: Format 3 renamed the columns that shadowed pandas attributes (``frame.dtype`` ...).
 RENAMED = {"dtype": "payload_dtype", "shape": "payload_shape", "size": "wire_bytes"}
 _FIRST_RENAMED = 3
+#: From format 4 on, messages carry no chain value of their own.
+_FIRST_WITHOUT_DIGEST = 4
+
+
+def _fields(version: str) -> list[tuple[str, pa.DataType]]:
+    if int(version) >= _FIRST_WITHOUT_DIGEST:
+        return [(name, type_) for name, type_ in SCHEMA_FIELDS if name != "digest"]
+    return SCHEMA_FIELDS
 
 
 def column_names(version: str = FORMAT_VERSION) -> list[str]:
     """The file's column names in ``version`` (in order; :data:`SCHEMA_FIELDS` names the
-    fields of :class:`~fedsec.transcript.Message`, which format 3 renamed in part)."""
+    fields of :class:`~fedsec.transcript.Message`, which format 3 renamed in part and format
+    4 holds without ``digest``)."""
     renamed = int(version) >= _FIRST_RENAMED
-    return [RENAMED.get(name, name) if renamed else name for name, _ in SCHEMA_FIELDS]
+    return [RENAMED.get(name, name) if renamed else name for name, _ in _fields(version)]
 
 
 COLUMNS = column_names()
@@ -83,7 +93,7 @@ _FIELD_OF = {new: old for old, new in RENAMED.items()}
 def bare_schema(version: str = FORMAT_VERSION) -> pa.Schema:
     """The columns and types of ``version``, without the header."""
     return pa.schema([pa.field(n, t, nullable=False) for n, (_, t) in
-                      zip(column_names(version), SCHEMA_FIELDS, strict=True)])
+                      zip(column_names(version), _fields(version), strict=True)])
 
 
 def schema(header_json: str, version: str = FORMAT_VERSION) -> pa.Schema:

@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fedsec.cost import Tally
 from fedsec.errors import MissingInputError, TranscriptError
+from fedsec.transcript.chain_check import BatchChainCheck, IntegrityReport, chain_check
 from fedsec.transcript.message import Message
-from fedsec.transcript.reader import messages_of, open_messages
+from fedsec.transcript.reader import Columns, messages_of, open_messages
 from fedsec.transcript.signing import signature_problem
-from fedsec.transcript.transcript import ChainCheck, IntegrityReport, Transcript
+from fedsec.transcript.traffic import count_batch
+from fedsec.transcript.transcript import Transcript
 
 #: The run record written beside a run's transcript.
 RESULT_FILE = "result.json"
@@ -50,6 +53,9 @@ class FileVerdict:
         The run header and the end record as read.
     consumed : Any
         What ``consume`` returned for the messages read.
+    traffic : Mapping or None
+        With ``traffic=True``: the cost summary of the messages read
+        (:func:`fedsec.cost.summarize`'s form), counted from the batches' columns.
     """
 
     status: str
@@ -59,6 +65,7 @@ class FileVerdict:
     header: Mapping[str, Any] | None = None
     footer: Mapping[str, Any] | None = None
     consumed: Any = None
+    traffic: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -73,13 +80,16 @@ class FileVerdict:
 
 def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | None = None,
                keep_messages: bool = True,
-               consume: Callable[[Iterable[Message]], Any] | None = None) -> FileVerdict:
+               consume: Callable[[Iterable[Message]], Any] | None = None,
+               traffic: bool = False) -> FileVerdict:
     """Read and verify the transcript at ``path``: a verdict for any file.
 
     The file is read and its chain checked batch by batch; with ``keep_messages=False`` no
     more than one batch is in memory at a time, whatever the message count. ``consume`` gets
     the messages read, in one pass, as they are checked (for example
-    :func:`fedsec.cost.summarize`); its result is the verdict's ``consumed``. With
+    :func:`fedsec.cost.summarize`); its result is the verdict's ``consumed``. With ``traffic``,
+    the verdict's ``traffic`` sums the messages' cost from each batch's columns (without
+    building a message: as fast as the chain's check in format 4). With
     ``verify_key``, an intact file must also be signed by that key over its end record
     (:mod:`fedsec.transcript.signing`); otherwise it is ``tampered``.
 
@@ -96,14 +106,32 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
         return FileVerdict(status="not-a-transcript", report=None, transcript=None,
                            problem=str(error))
     with stream:
-        chain = ChainCheck(stream.header, stream.version)
+        chain = chain_check(stream.header, stream.version)
         kept: list[Message] | None = [] if keep_messages else None
+        decode = kept is not None or consume is not None
+
+        tally = Tally() if traffic else None
+        batch_chain = isinstance(chain, BatchChainCheck)
+
+        def batches() -> Iterator[Columns | None]:
+            """Each batch's columns (when decoded), the chain checked on the way."""
+            intact = True
+            # formats 1 to 3 chain each message from its decoded columns; format 4 a batch
+            for batch, checkpoint, cols in stream.chain_batches(decode or not batch_chain):
+                if isinstance(chain, BatchChainCheck):
+                    # a batch that records no chain value (a file re-saved without batch
+                    # metadata) is checked by the end record's value alone
+                    intact = intact and chain.add_batch(batch, checkpoint)
+                else:
+                    assert cols is not None  # decoded
+                    intact = intact and chain.add_columns(cols)
+                if tally is not None:
+                    count_batch(tally, batch)
+                yield cols if decode else None
 
         def checked() -> Iterator[Message]:
-            intact = True
-            for cols in stream.column_batches():
-                intact = intact and chain.add_columns(cols)
-                if kept is not None or consume is not None:
+            for cols in batches():
+                if cols is not None:
                     messages = messages_of(cols)
                     if kept is not None:
                         kept.extend(messages)
@@ -117,7 +145,7 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
         transcript = None if kept is None else Transcript(
             header=stream.header, messages=tuple(kept), footer=stream.footer,
             read_problems=tuple(stream.problems), format_version=stream.version,
-            damaged_at=stream.damaged_at)
+            damaged_at=stream.damaged_at, checkpoints=tuple(stream.checkpoints))
         footer = stream.footer
     if report.ok:
         report = _against_result(Path(path), footer, report)
@@ -127,8 +155,8 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
             report = dataclasses.replace(report, ok=False, status="tampered", problems=(problem,))
     status = "intact" if report.ok else report.status
     return FileVerdict(status=status, report=report, transcript=transcript,
-                       header=stream.header, footer=footer,
-                       consumed=consumed)
+                       header=stream.header, footer=footer, consumed=consumed,
+                       traffic=None if tally is None else tally.summary())
 
 
 def _against_result(path: Path, footer: Mapping[str, Any] | None,

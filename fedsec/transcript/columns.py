@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,28 +38,46 @@ def column(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
     n = len(values)
     if pa.types.is_string(type_) or pa.types.is_binary(type_) or pa.types.is_large_binary(
             type_):
-        encoded = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
-        offsets = _offsets([len(e) for e in encoded], "column",
-                           large=pa.types.is_large_binary(type_))
+        data, lengths = _joined(values)
+        offsets = _offsets(lengths, "column", large=pa.types.is_large_binary(type_))
         return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(offsets),
-                                                pa.py_buffer(b"".join(encoded))])
+                                                pa.py_buffer(data)])
     if pa.types.is_fixed_size_binary(type_):  # digests
         if any(len(v) != type_.byte_width for v in values):
             raise TranscriptError(f"A value is not {type_.byte_width} bytes long ({type_}).")
         return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(b"".join(values))])
     if pa.types.is_list(type_):
-        offsets = _offsets([len(v) for v in values], "list column", large=False)
-        flat = [item for value in values for item in value]
+        offsets = _offsets(np.fromiter(map(len, values), dtype=np.int64, count=n),
+                           "list column", large=False)
+        flat = list(itertools.chain.from_iterable(values))
         child = column(flat, type_.value_type)
         return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(offsets)], children=[child])
     dtype = _NUMPY.get(str(type_))
     if dtype is None:  # pragma: no cover - the schema holds no other type
         raise TranscriptError(f"No column builder for Arrow type {type_}.")
-    data = np.asarray(values, dtype=dtype)  # an int out of range raises OverflowError
-    return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(data)])
+    numbers = np.asarray(values, dtype=dtype)  # an int out of range raises OverflowError
+    return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(numbers)])
 
 
-def _offsets(lengths: Sequence[int], what: str, *, large: bool) -> np.ndarray:
+def _joined(values: Sequence[Any]) -> tuple[bytes, np.ndarray]:
+    """The values' bytes back to back (strings as UTF-8) and each value's length in bytes.
+
+    Strings are joined first and encoded once: when the result has one byte per character
+    (ASCII, as every name and canonical JSON is), the characters counted are the bytes."""
+    n = len(values)
+    try:
+        text = "".join(values)  # a TypeError when they are not all strings
+    except TypeError:
+        pass
+    else:
+        data = text.encode("utf-8")
+        if len(data) == len(text):
+            return data, np.fromiter(map(len, values), dtype=np.int64, count=n)
+    encoded = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+    return b"".join(encoded), np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+
+
+def _offsets(lengths: np.ndarray, what: str, *, large: bool) -> np.ndarray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     if large:

@@ -98,7 +98,7 @@ class MessageLog(Sequence[Message]):
 
             starts, n = [], 0
             with open_messages(self.path) as stream:
-                for batch in stream.record_batches():
+                for batch in stream.record_batches(decode=False):
                     starts.append(n)
                     n += batch.num_rows
             self._check_read(n)

@@ -17,16 +17,21 @@ from fedsec.errors import ValidationError
 #: Names of parties, tags, phases and protections: no separators, no spaces.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+\-/]*$")
 
-#: The chain's hash function per transcript format: formats 2 and 3 use BLAKE3, about four
-#: times faster than SHA-256 on large payloads; format 1 files used SHA-256. Format 3 (written
-#: now) also chains the end record (:func:`seal`). Every format is still read and verified.
-CHAIN_HASHES: dict[str, Callable[[bytes], Any]] = {"1": sha256, "2": blake3, "3": blake3}
+#: The chain's hash function per transcript format: formats 2 to 4 use BLAKE3, about four
+#: times faster than SHA-256 on large payloads; format 1 files used SHA-256. Formats 3 and 4
+#: also chain the end record (:func:`seal`). Formats 1 to 3 chain each message on its own
+#: (:func:`link`); format 4 (written now) chains them column by column, a batch at a time
+#: (:mod:`fedsec.transcript.batch_chain`). Every format is still read and verified.
+CHAIN_HASHES: dict[str, Callable[[bytes], Any]] = {"1": sha256, "2": blake3, "3": blake3,
+                                                   "4": blake3}
 #: The metadata of a message that has none (shared, read-only).
 NO_META: Mapping[str, Any] = MappingProxyType({})
 #: The format :class:`~fedsec.transcript.TranscriptWriter` writes.
-CHAIN_FORMAT = "3"
+CHAIN_FORMAT = "4"
 #: The formats whose end record is chained.
-SEALED_FORMATS = frozenset({"3"})
+SEALED_FORMATS = frozenset({"3", "4"})
+#: The chain value a message of a format-4 transcript carries: none (its batch is chained).
+NO_DIGEST = b""
 #: The end record's fields the seal covers.
 SEALED_FIELDS = ("status", "n_messages", "error")
 
@@ -67,8 +72,10 @@ class Message(NamedTuple):
         Time the sender spent protecting this payload (encoding, masking,
         encryption, serialization); like ``elapsed``, outside the chain.
     digest : bytes
-        Chain value after this message (32 bytes; BLAKE3 in format 2, SHA-256
-        in format 1).
+        Chain value after this message in formats 1 to 3 (32 bytes; BLAKE3 in
+        formats 2 and 3, SHA-256 in format 1); empty in format 4, which chains
+        messages a batch at a time (the transcript's ``footer["head"]`` and
+        its batches' checkpoints hold the chain values).
     """
 
     seq: int

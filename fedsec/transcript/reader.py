@@ -23,7 +23,7 @@ import pyarrow.ipc as ipc
 
 from fedsec.errors import MissingInputError, TranscriptError
 from fedsec.transcript import arrow_format as fmt
-from fedsec.transcript.message import NO_META, Message
+from fedsec.transcript.message import NO_DIGEST, NO_META, Message
 from fedsec.transcript.payload import ARRAY, BYTES, decode
 from fedsec.transcript.transcript import Transcript
 
@@ -61,7 +61,7 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
         messages = tuple(stream)
         return Transcript(header=stream.header, messages=messages, footer=stream.footer,
                           read_problems=tuple(stream.problems), format_version=stream.version,
-                          damaged_at=stream.damaged_at)
+                          damaged_at=stream.damaged_at, checkpoints=tuple(stream.checkpoints))
 
 
 def read_pandas(path: str | os.PathLike[str]) -> Any:
@@ -122,6 +122,8 @@ class MessageStream:
         self.problems: list[str] = []
         self.damaged_at: int | None = None
         self.n_read = 0
+        #: ``(messages so far, chain value)`` after each batch read that records one
+        self.checkpoints: list[tuple[int, bytes]] = []
         self._source = pa.memory_map(str(path))
         try:
             self._open()
@@ -172,16 +174,28 @@ class MessageStream:
 
     def column_batches(self) -> Iterator[Columns]:
         """Each batch's checked columns (:func:`checked_columns`), in order; the fast way to
-        the chain (:meth:`ChainCheck.add_columns`) without building messages."""
-        for _, cols in self._checked():
+        the chain of formats 1 to 3 (:meth:`ChainCheck.add_columns`) without building
+        messages."""
+        for _, _, cols in self._checked():
+            assert cols is not None  # decoded
             yield cols
 
-    def record_batches(self) -> Iterator[pa.RecordBatch]:
-        """Each checked batch as Arrow holds it (payloads as wire bytes)."""
-        for batch, _ in self._checked():
+    def record_batches(self, decode: bool = True) -> Iterator[pa.RecordBatch]:
+        """Each checked batch as Arrow holds it (payloads as wire bytes); with
+        ``decode=False`` validated only, its messages' fields not decoded."""
+        for batch, _, _ in self._checked(decode):
             yield batch
 
-    def _checked(self) -> Iterator[tuple[pa.RecordBatch, Columns]]:
+    def chain_batches(self, decode: bool = False
+                      ) -> Iterator[tuple[pa.RecordBatch, bytes | None, Columns | None]]:
+        """Each validated batch with the chain value its metadata records after it (None when
+        it records none or an unreadable one) and, with ``decode``, its checked columns: what
+        a format-4 chain is checked from (:meth:`BatchChainCheck.add_batch`)."""
+        for batch, custom, cols in self._checked(decode):
+            yield batch, _checkpoint(custom) if batch.num_rows else None, cols
+
+    def _checked(self, decode: bool = True
+                 ) -> Iterator[tuple[pa.RecordBatch, Any, Columns | None]]:
         if not self._same_header:
             self._damaged("the run header at the start of the file differs from the copy in "
                           "the file's index (a stream reader would see another run)")
@@ -192,14 +206,21 @@ class MessageStream:
                 self._damaged(f"record batch {index} follows the end record")
                 return
             try:
-                cols = checked_columns(batch, self.n_read, self.version)
+                cols: Columns | None = None
+                if decode:
+                    cols = checked_columns(batch, self.n_read, self.version)
+                else:
+                    _validated(batch, self.version)
                 footer = _footer(custom) if batch.num_rows == 0 else None
             except Damage as error:
                 self._damaged(f"record batch {index}: {error}")
                 return
             self.n_read += batch.num_rows
             self.footer = footer
-            yield batch, cols
+            checkpoint = _checkpoint(custom) if batch.num_rows else None
+            if checkpoint is not None:
+                self.checkpoints.append((self.n_read, checkpoint))
+            yield batch, custom, cols
         if self.footer is None and self.damaged_at is None and not self.problems:
             if self._file is not None:
                 self._damaged("the file's index lists no end record")
@@ -269,6 +290,14 @@ def _header(schema: pa.Schema, path: Path) -> tuple[dict[str, Any], str]:
     return header, text
 
 
+def _checkpoint(custom: Mapping[bytes, bytes] | None) -> bytes | None:
+    """The chain value a batch's metadata records after it (None: none, or not hex)."""
+    try:
+        return bytes.fromhex(custom[b"head"].decode("ascii")) if custom else None
+    except (KeyError, UnicodeDecodeError, ValueError):
+        return None
+
+
 def _footer(custom: Mapping[bytes, bytes] | None) -> dict[str, Any] | None:
     if not custom or fmt.FOOTER_KEY not in custom:
         return None
@@ -303,15 +332,12 @@ def checked_columns(batch: pa.RecordBatch, first: int,
         When the batch does not have fedsec's columns and types, fails Arrow's full
         validation, or a message's fields cannot be decoded.
     """
-    if not batch.schema.remove_metadata().equals(fmt.bare_schema(version)):
-        raise Damage("its columns are not a transcript's")
-    try:
-        batch.validate(full=True)
-    except (pa.ArrowException, ValueError) as error:
-        raise Damage(f"it fails validation ({_short(error)})") from None
+    _validated(batch, version)
     cols = {fmt.field_name(name): (payload_values(batch.column(i)) if name == "payload"
                                    else batch.column(i).to_pylist())
             for i, name in enumerate(batch.schema.names)}
+    if "digest" not in cols:  # format 4 chains batches, not messages
+        cols["digest"] = [NO_DIGEST] * batch.num_rows
     metas: list[Mapping[str, Any]] = []
     for i, (kind, dtype, shape, raw, meta) in enumerate(zip(
             cols["kind"], cols["dtype"], cols["shape"], cols["payload"], cols["meta"],
@@ -324,6 +350,17 @@ def checked_columns(batch: pa.RecordBatch, first: int,
             raise Damage(f"message {first + i} is unreadable: {error}") from None
     cols[_METAS] = metas
     return cols
+
+
+def _validated(batch: pa.RecordBatch, version: str) -> None:
+    """Refuse a batch without fedsec's columns and types, or that fails Arrow's full
+    validation (offsets and lengths inside its buffers); None when it passes."""
+    if not batch.schema.remove_metadata().equals(fmt.bare_schema(version)):
+        raise Damage("its columns are not a transcript's")
+    try:
+        batch.validate(full=True)
+    except (pa.ArrowException, ValueError) as error:
+        raise Damage(f"it fails validation ({_short(error)})") from None
 
 
 def payload_values(column: pa.Array) -> list[memoryview] | list[bytes]:

@@ -19,6 +19,8 @@ from fedsec.transcript.columns import column
 from fedsec.transcript.message import Message, canonical_json
 
 EMPTY_META = "{}"
+#: Payload bytes that may wait for the disk thread before the run waits for it.
+IN_FLIGHT_BYTES = 64 << 20
 
 
 class ArrowSink:
@@ -43,10 +45,6 @@ class ArrowSink:
         os.chmod(self.partial, 0o600)
         self._file = pa.OSFile(str(self.partial), "wb")
         self._writer = ipc.new_file(self._file, self.schema)
-
-    def write(self, rows: Sequence[tuple[Message, bytes]], n_total: int, head: bytes) -> None:
-        """Append rows as one batch, with a checkpoint of the chain in its metadata."""
-        self.write_batch(to_batch(rows, self.schema), n_total, head)
 
     def write_batch(self, batch: pa.RecordBatch, n_total: int, head: bytes) -> None:
         """Append a built batch; ``n_total`` and ``head`` checkpoint the chain after it."""
@@ -81,12 +79,12 @@ class DiskWriter(threading.Thread):
     what the transcript holds in memory does not grow with it.
     """
 
-    def __init__(self, sink: ArrowSink, max_in_flight: int = 64 << 20) -> None:
+    def __init__(self, sink: ArrowSink, max_in_flight: int | None = None) -> None:
         super().__init__(name="fedsec-transcript", daemon=True)
         self.sink = sink
         self.inbox: SimpleQueue[tuple[pa.RecordBatch, int, bytes, int] | None] = SimpleQueue()
         self.error: BaseException | None = None
-        self.max_in_flight = max_in_flight
+        self.max_in_flight = IN_FLIGHT_BYTES if max_in_flight is None else max_in_flight
         self._in_flight = 0
         self._written = threading.Condition()
 

@@ -14,9 +14,18 @@ import pyarrow as pa
 
 from fedsec.cost import Tally
 from fedsec.errors import TranscriptError
+from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.arena import Arena
+from fedsec.transcript.batch_chain import BATCH_FORMATS, BatchChain
 from fedsec.transcript.log import MessageLog
-from fedsec.transcript.message import NO_META, Message, canonical_json, genesis, link, seal
+from fedsec.transcript.message import (
+    CHAIN_FORMAT,
+    NO_DIGEST,
+    NO_META,
+    Message,
+    canonical_json,
+    seal,
+)
 from fedsec.transcript.payload import encode, wire_view
 from fedsec.transcript.signing import sign
 from fedsec.transcript.sink import EMPTY_META, ArrowSink, DiskWriter, to_batch
@@ -33,9 +42,12 @@ if TYPE_CHECKING:  # pragma: no cover
 class TranscriptWriter:
     """Records messages in order, chains them, and streams them to a file.
 
-    Payloads are copied once, into large chunks shared with the file's
-    batches; a background thread writes the batches, so disk time overlaps
-    the protocol's own work. Batches are flushed every ``flush_rows``
+    Messages are chained a record batch at a time (transcript format 4,
+    :mod:`fedsec.transcript.batch_chain`), in memory every ``flush_rows``
+    messages or ``flush_bytes`` payload bytes. Payloads are copied once, into
+    large chunks shared with the file's batches; a background thread writes
+    the batches, so disk time overlaps the protocol's own work. Batches are
+    flushed every ``flush_rows``
     messages, every ``flush_bytes`` payload bytes or every
     ``flush_seconds`` seconds, whichever comes first, so a run that dies
     loses at most that much (plus the batch being written). While the run is
@@ -75,12 +87,15 @@ class TranscriptWriter:
         self._sign_key = sign_key
         self.header = dict(header)
         self._header_json = canonical_json(self.header)
-        self._head = genesis(self._header_json)
+        self._chain = BatchChain(self._header_json, CHAIN_FORMAT)
+        self._checkpoints: list[tuple[int, bytes]] = []
         self._messages: list[Message] = []  # in memory only: a file-backed run keeps none
         self._count = 0
         self._arena = Arena(prefault=prefault)
         self._pending: list[Message] = []
         self._pending_meta: list[str] = []
+        self._pending_raw: list[Any] = []  # in memory: the payloads to chain (bytes, arrays)
+        self._pending_bytes = 0
         self._pending_start = 0  # where the pending payloads start in the arena's chunk
         self._flush_rows = flush_rows
         self._flush_bytes = flush_bytes
@@ -140,14 +155,18 @@ class TranscriptWriter:
         seq = self._count
         self._count = seq + 1
         wire = n if size is None else int(size)
-        self._head = link(self._head, seq, round, phase, sender, receiver, tag, kind, protection,
-                          key_id, dtype, shape, wire, meta_json, raw)
         now = perf_counter()
         message = Message(seq, round, phase, sender, receiver, tag, kind, protection, key_id,
                           dtype, shape, delivered, wire, meta, now - self._start,
-                          crypto_seconds, self._head)
+                          crypto_seconds, NO_DIGEST)
         if self._disk is None:
             self._messages.append(message)
+            self._pending.append(message)
+            self._pending_meta.append(meta_json)
+            self._pending_raw.append(raw)
+            self._pending_bytes += n
+            if len(self._pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes:
+                self._chain_pending()
         elif n >= OWN_BATCH_BYTES:  # written from its own buffer, in a batch of its own
             self.flush()
             self._send([message], [meta_json], pa.py_buffer(raw))
@@ -174,18 +193,39 @@ class TranscriptWriter:
         self._pending, self._pending_meta = [], []
         self._pending_start = arena.used
 
+    def _chain_pending(self) -> None:
+        """Chain the pending messages of a writer without a file, as one batch."""
+        raws = self._pending_raw
+        payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
+        self._chained(to_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT), payloads,
+                               self._pending_meta))
+        self._pending, self._pending_meta, self._pending_raw = [], [], []
+        self._pending_bytes = 0
+
+    def _chained(self, batch: pa.RecordBatch) -> bytes:
+        """Feed ``batch`` to the chain; the chain value after it (kept as a checkpoint)."""
+        self._chain.add(batch)
+        head = self._chain.head()
+        self._checkpoints.append((self._chain.n, head))
+        return head
+
     def _send(self, rows: Sequence[Message], metas: Sequence[str], payloads: pa.Buffer) -> None:
         disk = self._disk
         assert disk is not None  # only a writer streaming to a file sends batches
         batch = to_batch(rows, disk.sink.schema, payloads, metas)
         assert self.tally is not None  # a file-backed writer counts what it writes
         self.tally.add(rows)
-        disk.submit(batch, rows[-1].seq + 1, rows[-1].digest, payloads.size)
+        disk.submit(batch, rows[-1].seq + 1, self._chained(batch), payloads.size)
         self._last_flush = perf_counter()
 
     def flush(self) -> None:
-        """Write the messages recorded so far (when streaming to a file)."""
-        if self._pending:
+        """Write the messages recorded so far (when streaming to a file; in memory, chain
+        them)."""
+        if not self._pending:
+            return
+        if self._disk is None:
+            self._chain_pending()
+        else:
             self._write_pending()
 
     def close(self, status: str = "complete", error: str | None = None) -> Transcript:
@@ -202,16 +242,17 @@ class TranscriptWriter:
         """
         if self._transcript is None:
             self._arena.release()
+            self.flush()
+            head = self._chain.head()
             footer: dict[str, Any] = {
-                "status": status, "n_messages": self._count, "head": self._head.hex(),
+                "status": status, "n_messages": self._count, "head": head.hex(),
             }
             if error is not None:
                 footer["error"] = error
-            footer["end"] = seal(self._head, footer).hex()
+            footer["end"] = seal(head, footer).hex()
             if self._sign_key is not None:
                 footer.update(sign(self._sign_key, footer["end"]))
             if self._disk is not None:
-                self.flush()
                 self._disk.inbox.put(None)
                 self._disk.join()
                 if self._disk.error is not None:
@@ -220,7 +261,8 @@ class TranscriptWriter:
                 messages: Sequence[Message] = MessageLog(self._disk.sink.path, self._count)
             else:
                 messages = tuple(self._messages)
-            self._transcript = Transcript(header=self.header, messages=messages, footer=footer)
+            self._transcript = Transcript(header=self.header, messages=messages, footer=footer,
+                                          checkpoints=tuple(self._checkpoints))
         return self._transcript
 
     def abort(self, error: BaseException) -> Transcript:
@@ -257,16 +299,28 @@ def _delivered(dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes
 
 def write_transcript(transcript: Transcript, path: str | os.PathLike[str]) -> None:
     """Write a transcript to ``path`` atomically; :func:`read_transcript` gives it back exactly."""
-    sink = ArrowSink(path, canonical_json(dict(transcript.header)), transcript.format_version)
+    version = transcript.format_version
+    header_json = canonical_json(dict(transcript.header))
+    sink = ArrowSink(path, header_json, version)
+    chain = BatchChain(header_json, version) if version in BATCH_FORMATS else None
+
+    def write(rows: list[tuple[Message, bytes]]) -> None:
+        batch = to_batch(rows, sink.schema)
+        if chain is None:  # every message carries its chain value
+            sink.write_batch(batch, rows[-1][0].seq + 1, rows[-1][0].digest)
+            return
+        chain.add(batch)
+        sink.write_batch(batch, chain.n, chain.head())
+
     try:
         rows: list[tuple[Message, bytes]] = []
         for message in transcript.messages:
             rows.append((message, encode(message.payload)[3]))
             if len(rows) >= 8192:
-                sink.write(rows, message.seq + 1, message.digest)
+                write(rows)
                 rows = []
         if rows:
-            sink.write(rows, rows[-1][0].seq + 1, rows[-1][0].digest)
+            write(rows)
         sink.finish(transcript.footer or {"status": "unknown"})
     except BaseException:
         sink.discard()

@@ -67,6 +67,7 @@ def test_a_receiver_gets_its_own_payload(tmp_path: Path) -> None:
 
 def test_written_chunks_are_reused_when_nothing_views_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fedsec.transcript import sink
     from fedsec.transcript.arena import Arena
 
     reused: list[bool] = []
@@ -78,6 +79,9 @@ def test_written_chunks_are_reused_when_nothing_views_them(
         return chunk
 
     monkeypatch.setattr(Arena, "_recycled", counted)
+    # at most one chunk waits for the disk, so a retired chunk's batches are always written
+    # when the next chunk is needed, however slowly the disk thread is scheduled
+    monkeypatch.setattr(sink, "IN_FLIGHT_BYTES", 8 << 20)
     writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=4, prefault=False)
     for i in range(800):  # 128 MB through chunks of at most 16 MB
         writer.record(round=0, phase="p", sender="a", receiver="b", tag="t.x",

@@ -14,9 +14,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fedsec.errors import ValidationError
 from fedsec.transcript import Transcript, TranscriptWriter, check_file, read_transcript
-from fedsec.transcript.message import canonical_json, genesis, link, seal
+from fedsec.transcript.arrow_format import bare_schema
+from fedsec.transcript.batch_chain import BatchChain
+from fedsec.transcript.message import canonical_json, seal
 from fedsec.transcript.payload import encode
 from fedsec.transcript.signing import load_signing_key, load_verify_key
+from fedsec.transcript.sink import to_batch
 
 HEADER = {"protocol": {"name": "demo"}, "parties": {"a": "client", "b": "server"}, "seed": 1}
 
@@ -42,21 +45,18 @@ def signed_transcript(path: Path, key: Path) -> None:
 
 
 def rechained(transcript: Transcript) -> Transcript:
-    """Message 1's payload edited, and every chain value and the seal recomputed, as anyone can
+    """Message 1's payload edited, and the chain value and the seal recomputed, as anyone can
     (the algorithm is open); the old signature is kept."""
     messages = list(transcript.messages)
     messages[1] = messages[1]._replace(payload=np.array([9.0, 9.0, 9.0]))
-    head = genesis(canonical_json(dict(transcript.header)))
-    out = []
-    for m in messages:
-        raw = encode(m.payload)[3]
-        head = link(head, m.seq, m.round, m.phase, m.sender, m.receiver, m.tag, m.kind,
-                    m.protection, m.key_id, m.dtype, m.shape, len(raw), m.meta_json, raw)
-        out.append(m._replace(size=len(raw), digest=head))
+    out = [m._replace(size=len(encode(m.payload)[3])) for m in messages]
+    chain = BatchChain(canonical_json(dict(transcript.header)))
+    chain.add(to_batch([(m, encode(m.payload)[3]) for m in out], bare_schema()))
+    head = chain.head()
     footer = dict(transcript.footer or {})
     footer["head"] = head.hex()
     footer["end"] = seal(head, footer).hex()
-    return replace(transcript, messages=tuple(out), footer=footer)
+    return replace(transcript, messages=tuple(out), footer=footer, checkpoints=())
 
 
 def test_a_rechained_edit_passes_the_chain_but_not_the_signature(tmp_path: Path) -> None:
