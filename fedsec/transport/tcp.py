@@ -82,7 +82,7 @@ class TcpTransport:
     Traceback (most recent call last):
     ...
     fedsec.errors.ValidationError: The 'timeout' parameter of the tcp transport must be a \
-finite number > 0.0. Got 0 instead.
+finite number > 0.0. Got 0.0 instead.
     """
 
     kind = "tcp"
