@@ -250,24 +250,32 @@ finite number > 0.0. Got 0.0 instead.
             ready = wait([*waiting, *sentinels], max(0.0, deadline - time.monotonic()))
             if not ready:
                 raise self._hung(sorted(waiting.values()), timeout, what)
-            for item in ready:
-                if isinstance(item, int):  # a process ended
-                    raise self._died(sentinels[item], what)
-            for item in ready:
-                assert isinstance(item, socket.socket)  # the rest are control sockets
+            ended = {sentinels.pop(item) for item in ready if isinstance(item, int)}
+            for name in ended:  # a process that replied and then ended (stop) is not dead
+                control = self._controls[name]
+                if control in waiting and control not in ready and not wait([control], 0):
+                    raise self._died(name, what)
+            for item in [*ready, *(self._controls[n] for n in ended)]:
+                if not isinstance(item, socket.socket) or item not in waiting:
+                    continue
                 name = waiting.pop(item)
-                try:
-                    data = receive(item)
-                except TimeoutError:
-                    raise self._hung([name], self.timeout, what) from None
-                except (EOFError, OSError):
-                    raise self._died(name, what) from None
-                self.control_bytes += 8 + len(data)
-                fields, body = unpack(data)
-                if fields.get("op") == "failed":
-                    raise self._failed(name, str(fields.get("error")), what)
-                replies[name] = (fields, body)
+                sentinels = {k: v for k, v in sentinels.items() if v != name}
+                replies[name] = self._reply(item, name, what)
         return replies
+
+    def _reply(self, control: socket.socket, name: str, what: str
+               ) -> tuple[dict[str, Any], memoryview]:
+        try:
+            data = receive(control)
+        except TimeoutError:
+            raise self._hung([name], self.timeout, what) from None
+        except (EOFError, OSError):
+            raise self._died(name, what) from None
+        self.control_bytes += 8 + len(data)
+        fields, body = unpack(data)
+        if fields.get("op") == "failed":
+            raise self._failed(name, str(fields.get("error")), what)
+        return fields, body
 
     def _died(self, name: str, what: str) -> TransportError:
         process = self._processes[name]
