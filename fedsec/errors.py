@@ -57,3 +57,7 @@ class MissingInputError(ValidationError, TranscriptError):
 
 class PartitionError(ValidationError):
     """A partition spec or grid is invalid."""
+
+
+class TransportError(FedsecError, ConnectionError):
+    """A party's process died, hung or broke a message in transit (``--transport tcp``)."""

@@ -6,12 +6,15 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fedsec.errors import UnknownNameError, ValidationError
 from fedsec.transcript import Transcript, TranscriptWriter
 from fedsec.transcript.message import check_name
 from fedsec.wire import Wire
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.transport.tcp import TcpTransport
 
 
 class Network:
@@ -28,6 +31,10 @@ class Network:
         Where messages are recorded.
     parties : Mapping[str, str]
         Party name to role.
+    transport : TcpTransport, optional
+        Carries each message between party processes before it is recorded
+        (:mod:`fedsec.transport.tcp`; open it before the first send). Without one,
+        delivery is a function call in this process.
 
     Examples
     --------
@@ -39,8 +46,10 @@ class Network:
     ([1.0, 1.0, 1.0], 1)
     """
 
-    def __init__(self, writer: TranscriptWriter, parties: Mapping[str, str]) -> None:
+    def __init__(self, writer: TranscriptWriter, parties: Mapping[str, str], *,
+                 transport: TcpTransport | None = None) -> None:
         self.writer = writer
+        self.transport = transport
         self.parties = dict(parties)
         for name in self.parties:
             check_name(name, "party name")
@@ -94,6 +103,12 @@ class Network:
         self._party(receiver)
         self._check(tag, "tag")
         self._check(protection, "protection")
+        if self.transport is not None:
+            return self.transport.deliver(
+                self.writer, round=self.round, phase=self.phase, sender=sender,
+                receiver=receiver, tag=tag, payload=payload, protection=protection,
+                key_id=key_id, meta=meta, size=size, crypto_seconds=crypto_seconds,
+            )
         return self.writer.record(
             round=self.round, phase=self.phase, sender=sender, receiver=receiver, tag=tag,
             payload=payload, protection=protection, key_id=key_id, meta=meta, size=size,
@@ -125,7 +140,21 @@ class Network:
         return dict(self._compute)
 
     def close(self, error: BaseException | None = None) -> Transcript:
-        """Finish the transcript (as aborted when ``error`` is given)."""
+        """Finish the transcript (as aborted when ``error`` is given).
+
+        With a transport, its party processes are stopped and their logs checked first (a
+        failure there aborts the transcript and is raised), and they are ended in any case.
+        """
+        if self.transport is None:
+            return self.writer.close() if error is None else self.writer.abort(error)
+        try:
+            if error is None:
+                self.transport.finish()
+        except BaseException as failure:
+            self.writer.abort(failure)
+            raise
+        finally:
+            self.transport.shutdown()
         return self.writer.close() if error is None else self.writer.abort(error)
 
     def _party(self, name: str) -> None:

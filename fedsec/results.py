@@ -123,6 +123,9 @@ class RunRecord:
     transcript: TranscriptSummary
     private_store: str
     command: str
+    transport: Mapping[str, Any] | None = None
+    """What crossed the sockets between party processes (``--transport tcp``); None when
+    the parties shared one process."""
     schema_version: str = RESULT_SCHEMA_VERSION
 
     @property
@@ -141,7 +144,7 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to ``result.json``."""
-        return {
+        out = {
             "schema_version": self.schema_version, "protocol": dict(self.protocol),
             "backend": dict(self.backend), "defenses": [dict(d) for d in self.defenses],
             "dataset": asdict(self.dataset), "partition": dict(self.partition),
@@ -153,6 +156,9 @@ class RunRecord:
             "transcript": asdict(self.transcript), "private_store": self.private_store,
             "command": self.command,
         }
+        if self.transport is not None:
+            out["transport"] = dict(self.transport)
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,6 +4,7 @@ run, reference, files."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from fedsec.data import Dataset
     from fedsec.data.dataset import Split
+    from fedsec.transport.tcp import TcpTransport
 
 __all__ = ["RunConfig", "RunPlan", "RunResult", "data_split", "execute", "plan", "run"]
 
@@ -47,7 +49,8 @@ __all__ = ["RunConfig", "RunPlan", "RunResult", "data_split", "execute", "plan",
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
         progress: Callable[[str], None] | None = None, prefault: bool = True,
         sign_key: Ed25519PrivateKey | None = None,
-        on_progress: ProgressHook | None = None) -> RunResult:
+        on_progress: ProgressHook | None = None,
+        transport: TcpTransport | None = None) -> RunResult:
     """Plan ``config`` (:func:`fedsec.plan.plan`), then execute it (:func:`execute`).
 
     Everything that can be checked is checked before the first message: names,
@@ -55,17 +58,21 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
     dataset's name, the partition kind. ``sign_key`` signs the transcript's end record
     (:mod:`fedsec.transcript.signing`). ``progress`` receives what the run is doing, as
     text; ``on_progress`` how far its long loops are (:class:`~fedsec.progress.Progress`:
-    rounds, epochs, iterations). Neither changes the transcript or the result.
+    rounds, epochs, iterations). Neither changes the transcript or the result. ``transport``
+    carries the messages between party processes (:mod:`fedsec.transport.tcp`; a new one per
+    run); the transcript is the same, and ``result.json`` says what crossed the sockets.
     """
     return execute(plan(config), out_dir, progress=progress, prefault=prefault,
-                   sign_key=sign_key, on_progress=on_progress)
+                   sign_key=sign_key, on_progress=on_progress, transport=transport)
 
 
 def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
             progress: Callable[[str], None] | None = None, prefault: bool = True,
             sign_key: Ed25519PrivateKey | None = None,
-            on_progress: ProgressHook | None = None) -> RunResult:
-    """Run a plan; with ``out_dir``, write the transcript, result and private store there.
+            on_progress: ProgressHook | None = None,
+            transport: TcpTransport | None = None) -> RunResult:
+    """Run a plan; with ``out_dir``, write the transcript, result and private store there
+    (and, with a ``transport``, the party processes' logs in ``out_dir/parties``).
 
     ``prefault`` lets the transcript's writer fault memory in ahead on a helper
     thread (see :class:`~fedsec.transcript.TranscriptWriter`); callers that keep
@@ -75,15 +82,17 @@ def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
     with limited_threads():
         if out_dir is None:
             return _execute(checked, None, progress=progress, prefault=prefault,
-                            sign_key=sign_key, on_progress=on_progress)
+                            sign_key=sign_key, on_progress=on_progress, transport=transport)
         with hold(out_dir, "fedsec run") as out:
             return _execute(checked, out, progress=progress, prefault=prefault,
-                            sign_key=sign_key, on_progress=on_progress)
+                            sign_key=sign_key, on_progress=on_progress, transport=transport)
 
 
 def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], None] | None,
              prefault: bool, sign_key: Ed25519PrivateKey | None,
-             on_progress: ProgressHook | None) -> RunResult:
+             on_progress: ProgressHook | None, transport: TcpTransport | None) -> RunResult:
+    from fedsec.transport.logs import LOG_FOLDER
+
     say = progress or (lambda _msg: None)
     config, protocol, backend = checked.config, checked.protocol, checked.backend
     defenses, spec = checked.defenses, checked.partition
@@ -107,9 +116,10 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     if out is not None:  # the directory now holds this run: never an old result beside it
         for name in (RESULT_FILE, PRIVATE_FILE):
             (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / LOG_FOLDER, ignore_errors=True)
     writer = TranscriptWriter(header, None if out is None else out / TRANSCRIPT_FILE,
                               prefault=prefault, sign_key=sign_key)
-    network = Network(writer, partition.roles)
+    network = Network(writer, partition.roles, transport=transport)
     federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
                                            test=test)
     federation.progress = progress
@@ -117,6 +127,9 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     say(f"running {protocol.name} among {len(partition.parties)} parties with {backend.name}")
     started = time.perf_counter()  # the protocol's own time: data loading and imports excluded
     try:
+        if transport is not None:
+            say(f"starting {len(partition.parties)} party processes ({transport.kind})")
+            transport.open(partition.parties, None if out is None else out / LOG_FOLDER)
         outcome = protocol.run(federation, backend, defenses)
     except BaseException as error:
         network.close(error)
@@ -154,6 +167,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         transcript=TranscriptSummary(file=TRANSCRIPT_FILE, messages=len(transcript),
                                      head=transcript.footer["head"]),
         private_store=PRIVATE_FILE, command=_command_line(),
+        transport=None if transport is None else transport.describe(),
     )
     if out is not None:
         say(f"writing {out}")

@@ -81,7 +81,8 @@ def wire_view(value: Any) -> tuple[str, str, tuple[int, ...], np.ndarray | bytes
     return ARRAY, arr.dtype.str, arr.shape, arr
 
 
-def decode(kind: str, dtype: str, shape: tuple[int, ...], raw: bytes) -> np.ndarray | bytes:
+def decode(kind: str, dtype: str, shape: tuple[int, ...], raw: bytes | memoryview
+           ) -> np.ndarray | bytes:
     """Inverse of :func:`encode`; arrays come back read-only.
 
     Examples

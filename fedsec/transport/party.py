@@ -1,0 +1,172 @@
+"""A party's own process under ``--transport tcp``: the endpoint that sends, receives,
+digests and logs the party's messages.
+
+The coordinating process (:mod:`fedsec.transport.tcp`) runs the protocol's computation and
+asks this process, over its control socket, to send a message frame to a peer, to receive
+one from a peer, or to keep one it addressed to itself. Peers connect to each other
+directly, on 127.0.0.1, with :mod:`multiprocessing.connection` and the run's authentication
+key, on the first message between them; the first frame on a new connection names the party
+that opened it. Every frame sent, received or kept is digested (BLAKE3) and logged as one
+JSON line: ``{"seq", "event", "peer", "tag", "digest", "bytes"}``.
+
+This module imports neither numpy nor the transcript package: a party's process starts in a
+fraction of the coordinator's start-up time.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import threading
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client, Connection, Listener
+from typing import Any
+
+from fedsec.errors import TransportError
+from fedsec.transport.frame import digest, pack_control, receive, send, socket_bytes, unpack
+
+HOST = "127.0.0.1"
+
+
+def serve(name: str, control: socket.socket, authkey: bytes, log_path: str,
+          timeout: float) -> None:
+    """Serve the coordinator's requests until it says stop or goes away (the process's
+    target). Interrupts go to the coordinator, which ends this process itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    endpoint = _Endpoint(name, authkey, timeout, log_path)
+    try:
+        send(control, pack_control({"op": "ready", "port": endpoint.port}))
+        while True:
+            try:
+                request = receive(control)
+            except (EOFError, OSError):
+                return  # the coordinator went away: nothing is left to do
+            fields, body = unpack(request)
+            try:
+                reply = endpoint.handle(fields, body)
+            except Exception as error:  # reported to the coordinator, which stops the run
+                reply = pack_control({"op": "failed",
+                                      "error": f"{type(error).__name__}: {error}"})
+            send(control, reply)
+            if fields.get("op") == "stop":
+                return
+    finally:
+        endpoint.close()
+
+
+class _Endpoint:
+    """The party's listening socket, its connections to peers, and its log."""
+
+    def __init__(self, name: str, authkey: bytes, timeout: float, log_path: str) -> None:
+        self.name = name
+        self.authkey = authkey
+        self.timeout = timeout
+        self.listener = Listener((HOST, 0), authkey=authkey)
+        self.port = int(self.listener.address[1])
+        self.ports: dict[str, int] = {}
+        self.outgoing: dict[str, Connection] = {}
+        self.incoming: dict[str, Connection] = {}
+        self.arrived = threading.Condition()
+        self.log = open(log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - lines
+        self.counts = {"sent": 0, "received": 0, "kept": 0, "socket_bytes_sent": 0,
+                       "socket_bytes_received": 0, "connections_opened": 0}
+        threading.Thread(target=self._accept, name=f"accept:{name}", daemon=True).start()
+
+    def handle(self, fields: dict[str, Any], body: memoryview) -> bytes:
+        """Carry out one request of the coordinator; the reply to send back."""
+        op = fields.get("op")
+        if op == "peers":
+            self.ports = {str(k): int(v) for k, v in fields["ports"].items()}
+            return pack_control({"op": "ok"})
+        if op == "send":
+            return self._send(body)
+        if op == "receive":
+            return self._receive(str(fields["from"]), int(fields["seq"]))
+        if op == "keep":
+            return self._keep(body)
+        if op == "stop":
+            self.log.close()
+            return pack_control({"op": "stopped", **self.counts})
+        raise TransportError(f"Unknown request {op!r} from the coordinator.")
+
+    def _send(self, frame: memoryview) -> bytes:
+        header, _ = unpack(frame)
+        peer = str(header["receiver"])
+        if header["sender"] != self.name:
+            raise TransportError(f"Asked to send message {header['seq']} as "
+                                 f"{header['sender']!r}, but this process is {self.name!r}.")
+        connection = self.outgoing.get(peer)
+        if connection is None:
+            if peer not in self.ports:
+                raise TransportError(f"No address for party {peer!r}.")
+            connection = Client((HOST, self.ports[peer]), authkey=self.authkey)
+            connection.send_bytes(pack_control({"from": self.name}))
+            self.outgoing[peer] = connection
+            self.counts["connections_opened"] += 1
+        connection.send_bytes(frame)
+        return self._logged(header, "sent", peer, frame)
+
+    def _receive(self, peer: str, seq: int) -> bytes:
+        with self.arrived:
+            if not self.arrived.wait_for(lambda: peer in self.incoming, self.timeout):
+                raise TransportError(f"Party {peer!r} opened no connection within "
+                                     f"{self.timeout:g} s.")
+            connection = self.incoming[peer]
+        if not connection.poll(self.timeout):
+            raise TransportError(f"Nothing arrived from party {peer!r} within "
+                                 f"{self.timeout:g} s.")
+        try:
+            frame = connection.recv_bytes()
+        except EOFError:
+            raise TransportError(f"Party {peer!r} closed its connection.") from None
+        header, _ = unpack(frame)
+        if (header["seq"], header["sender"], header["receiver"]) != (seq, peer, self.name):
+            raise TransportError(
+                f"Expected message {seq} from {peer!r}; got message {header['seq']} from "
+                f"{header['sender']!r} to {header['receiver']!r}.")
+        return self._logged(header, "received", peer, frame, pack_control)
+
+    def _keep(self, frame: memoryview) -> bytes:
+        header, _ = unpack(frame)
+        return self._logged(header, "kept", self.name, frame)
+
+    def _logged(self, header: dict[str, Any], event: str, peer: str, frame: bytes | memoryview,
+                echo: Any = None) -> bytes:
+        """Log one frame; the reply (with the frame itself when ``echo`` packs it)."""
+        value = digest(frame)
+        n = 0 if event == "kept" else socket_bytes(len(frame))
+        self.counts[event] += 1
+        if event != "kept":
+            self.counts[f"socket_bytes_{event}"] += n
+        self.log.write(json.dumps({"seq": header["seq"], "event": event, "peer": peer,
+                                   "tag": header["tag"], "digest": value, "bytes": n}) + "\n")
+        reply = {"op": event, "digest": value, "bytes": n}
+        return echo(reply, frame) if echo is not None else pack_control(reply)
+
+    def _accept(self) -> None:
+        """Take peers' connections as they come (a thread): each names its party first."""
+        while True:
+            try:
+                connection = self.listener.accept()
+            except AuthenticationError:  # a stranger without the run's key: refused
+                continue
+            except OSError:  # the listener was closed
+                return
+            try:
+                if not connection.poll(self.timeout):
+                    raise EOFError("no hello")
+                hello, _ = unpack(connection.recv_bytes())
+            except (EOFError, OSError):  # TransportError (a malformed hello) is an OSError
+                connection.close()
+                continue
+            with self.arrived:
+                self.incoming[str(hello.get("from"))] = connection
+                self.arrived.notify_all()
+
+    def close(self) -> None:
+        if not self.log.closed:
+            self.log.close()
+        for connection in (*self.outgoing.values(), *self.incoming.values()):
+            connection.close()
+        self.listener.close()
