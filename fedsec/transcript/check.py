@@ -99,7 +99,7 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
         When ``path`` names no file.
     """
     try:
-        stream = open_messages(path)
+        stream = open_messages(path, mapped=keep_messages or consume is not None)
     except MissingInputError:
         raise
     except TranscriptError as error:

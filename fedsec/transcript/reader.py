@@ -100,10 +100,13 @@ def payload_of(row: Mapping[str, Any]) -> np.ndarray | bytes:
     return decode(kind, dtype, tuple(shape), raw)
 
 
-def open_messages(path: str | os.PathLike[str]) -> MessageStream:
+def open_messages(path: str | os.PathLike[str], mapped: bool = True) -> MessageStream:
     """The transcript at ``path`` as a stream of checked messages, one batch in memory at a
-    time (use as a context manager; raises like :func:`read_transcript`)."""
-    return MessageStream(Path(path))
+    time (use as a context manager; raises like :func:`read_transcript`). ``mapped``: read
+    through a memory map (payloads then stay views of the file); otherwise each batch is read
+    into memory of its own, freed with it (what a single pass that keeps nothing wants: the
+    process never holds more than a batch, mapped pages included)."""
+    return MessageStream(Path(path), mapped)
 
 
 class MessageStream:
@@ -112,7 +115,7 @@ class MessageStream:
     damaged batch or message stopped the reading; None when the file was read to its end or
     merely cut off)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, mapped: bool = True) -> None:
         if not path.is_file():
             what = "a directory" if path.is_dir() else "no such file"
             raise MissingInputError(f"No transcript at {str(path)!r} ({what}); give the path "
@@ -124,7 +127,7 @@ class MessageStream:
         self.n_read = 0
         #: ``(messages so far, chain value)`` after each batch read that records one
         self.checkpoints: list[tuple[int, bytes]] = []
-        self._source = pa.memory_map(str(path))
+        self._source = pa.memory_map(str(path)) if mapped else pa.OSFile(str(path))
         try:
             self._open()
         except BaseException:
