@@ -15,10 +15,13 @@ allocation is observed, not suffered): the worker has a 2 GiB address-space limi
 - ``undetected``: intact, but the chained content differs (a failure);
 - ``crashed``: anything but a verdict: an exception that is not fedsec's, a signal, running
   out of memory (a failure);
-- ``hung``: no verdict within the time limit (a failure).
+- ``hung``: no verdict within the time limit (a failure);
+- ``disagreed``: the streaming check ``fedsec inspect`` makes (``keep_messages=False``: the
+  chain checked from the batches' buffers, no message decoded) gives another verdict than the
+  reading that decodes every message (a failure).
 
 Printed: counts per mutation kind and in total, the slowest file and the worker's peak memory.
-Target: 0 undetected, 0 crashed, 0 hung.
+Target: 0 undetected, 0 crashed, 0 hung, 0 disagreed.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from fedsec.plan import RunConfig
 from fedsec.runner import run
 from fedsec.transcript.damage import MUTATIONS, mutate
 
-OUTCOMES = ("detected", "harmless", "undetected", "crashed", "hung")
+OUTCOMES = ("detected", "harmless", "undetected", "crashed", "hung", "disagreed")
 TIMEOUT = 10.0
 CONFIGS = [
     RunConfig(protocol="fedcg-naive", params={"n_landmarks": 4}),
@@ -59,7 +62,9 @@ for line in sys.stdin:
     try:
         verdict = check_file(path)
         same = (verdict.status == "intact" and fingerprint(verdict.transcript) == original)
-        out = {"status": verdict.status, "same": same}
+        # the streaming pass of fedsec inspect: nothing decoded, nothing kept
+        streamed = check_file(path, keep_messages=False, traffic=True).status
+        out = {"status": verdict.status, "same": same, "streamed": streamed}
     except BaseException as error:
         where = traceback.extract_tb(error.__traceback__)[-1]
         out = {"status": "crashed", "error": f"{type(error).__name__}: {str(error)[:200]} "
@@ -107,6 +112,8 @@ def outcome(result: dict[str, object]) -> str:
     status = result["status"]
     if status in ("crashed", "hung"):
         return str(status)
+    if result["streamed"] != status:
+        return "disagreed"
     if status != "intact":
         return "detected"
     return "harmless" if result["same"] else "undetected"
