@@ -35,7 +35,7 @@ def test_d_plus_2_landmarks_identify_points_and_width():
 
 
 def test_each_row_alone_leaves_two_widths_at_d_plus_1_the_true_one_among_them():
-    X, W, L = _block(10, 4, 3)
+    _, W, L = _block(10, 4, 3)
 
     candidates = candidate_widths(L, W)
 
