@@ -46,9 +46,10 @@ def anchor_clique(known: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> known = np.ones((4, 4), bool); known[0, 1] = known[1, 0] = False
+    >>> known = ~np.eye(4, dtype=bool)
+    >>> known[0, 1] = known[1, 0] = False  # 0 and 1 never measured each other
     >>> anchor_clique(known).tolist()
-    [0, 2, 3]
+    [2, 3, 0]
     """
     kept: list[int] = []
     for point in np.argsort(-known.sum(axis=1), kind="stable"):
