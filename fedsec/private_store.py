@@ -81,6 +81,17 @@ def shard_path(cell: int, field: str) -> tuple[str, ...]:
     return ("shard", f"cell{int(cell)}", field)
 
 
+def auxiliary_key(field: str) -> str:
+    """The key of one field (``X``, ``y``) of the run's auxiliary population: the held-out
+    records of the same dataset that no party holds (the test split), which an adversary may
+    match re-identified rows against (scorer ``matched-rows``, ``pool=auxiliary``).
+
+    >>> auxiliary_key("X")
+    'outcome/auxiliary/X'
+    """
+    return truth_key(None, "auxiliary", field)
+
+
 def parse_truth_key(key: str) -> TruthKey:
     """Take a key of the store apart; the inverse of :func:`truth_key`.
 

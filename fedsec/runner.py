@@ -19,7 +19,7 @@ from fedsec.outcomes import Outcome
 from fedsec.outdir import hold
 from fedsec.plan import RunConfig, RunPlan, plan
 from fedsec.private_store import FILE_NAME as PRIVATE_FILE
-from fedsec.private_store import save_private, truth_key
+from fedsec.private_store import auxiliary_key, save_private, truth_key
 from fedsec.progress import ProgressHook
 from fedsec.results import (
     RESULT_FILE,
@@ -145,6 +145,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         reference = Outcome()
     private = federation.knowledge()
     private.update({truth_key(None, *k.split("/")): v for k, v in outcome.truth.items()})
+    private.update({auxiliary_key("X"): test.X, auxiliary_key("y"): test.y})
     record = RunRecord(
         protocol=protocol.describe(), backend=backend.describe(),
         defenses=tuple(d.describe() for d in defenses),

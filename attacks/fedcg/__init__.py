@@ -2,4 +2,4 @@
 
 from fedsec.attacks.fedcg import edm_completion, gram_inference, multilateration
 
-__all__ = ["edm_completion", "gram_inference", "multilateration"]
+__all__ = ["edm_completion", "gram_inference", "multilateration", "unknown_width"]

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.attacks.fedcg.unknown_width import PRIORS, multilaterate_unknown_gamma
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
@@ -99,14 +100,14 @@ def multilaterate_spread(D: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.n
             continue
         if pattern.sum() < d + 1:
             out[rows], spread[rows] = _nearest_consistent(D[np.ix_(rows, pattern)], W[pattern],
-                                                          _box(W))
+                                                          feature_box(W))
             continue
         solution, *_ = np.linalg.lstsq(A[pattern], rhs[np.ix_(rows, pattern)].T, rcond=None)
         out[rows], spread[rows] = solution[:d].T, 0.0
     return out, spread
 
 
-def _box(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def feature_box(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where the points are believed to lie: the unit box FedCG's min-max scaled features
     fill when every anchor lies in it, else the anchors' own bounding box."""
     if W.size and W.min() >= 0.0 and W.max() <= 1.0:
@@ -146,29 +147,6 @@ def _nearest_consistent(D: np.ndarray, W: np.ndarray, box: tuple[np.ndarray, np.
     nearer = np.linalg.norm(plus - prior, axis=1) <= np.linalg.norm(minus - prior, axis=1)
     pick = np.where(tie, nearer, gap < 0)
     return np.where(pick[:, None], plus, minus), rho
-
-
-def multilaterate_unknown_gamma(L: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Points and a per-point width estimate from ``L = -log K`` when gamma is unknown.
-
-    ``L_j = gamma (||x||^2 - 2 w_j . x + ||w_j||^2)`` is linear in ``(gamma x,
-    gamma ||x||^2, gamma)``: identifiable once ``m >= d + 2``.
-    """
-    L = np.asarray(L, dtype=np.float64)
-    n, d = L.shape[0], W.shape[1]
-    A = np.hstack([-2.0 * W, np.ones((W.shape[0], 1)), (W**2).sum(axis=1)[:, None]])
-    X, gammas = np.full((n, d), np.nan), np.full(n, np.nan)
-    known = np.isfinite(L)
-    for pattern in np.unique(known, axis=0):
-        rows = np.flatnonzero((known == pattern).all(axis=1))
-        if pattern.sum() < d + 2:
-            continue
-        u, *_ = np.linalg.lstsq(A[pattern], L[np.ix_(rows, pattern)].T, rcond=None)
-        g = u[-1]
-        ok = np.abs(g) > 1e-12
-        X[rows[ok]] = (u[:d, ok] / g[ok]).T
-        gammas[rows[ok]] = g[ok]
-    return X, gammas
 
 
 def landmark_rows(D: np.ndarray, *, atol: float = 1e-9) -> dict[int, int]:
@@ -277,6 +255,17 @@ def seeded_landmarks(view: View, n_features: int, gamma: float,
     return shared.W, shared.gamma
 
 
+_FEW_LANDMARKS = (
+    "fewer landmarks than the block's features + 1: each point is known only to lie on a "
+    "sphere; the estimate is its centre (or, with as many landmarks as features, the mirror "
+    "point nearer the landmarks)")
+_UNKNOWN_WIDTH = (
+    "fewer landmarks than the block's features + 2 with the width unknown: the width is "
+    "guessed (width_from names how) and the points placed at it, each on the centre of the "
+    "sphere it is known to lie on below features + 1 landmarks; mean_spread is that radius at "
+    "the guessed width, a lower bound on the uncertainty")
+
+
 @register("attack", "multilateration")
 class Multilateration(Attack):
     """Recover each owner's features from the kernel blocks an adversary sees."""
@@ -294,8 +283,9 @@ class Multilateration(Attack):
         landmark-distances (P landmarks located in the blocks, classical MDS frame) or auto (the
         seed when held, else the blocks)."""
         unknown_gamma: bool = False
-        """Treat the kernel width as unknown and estimate it with the points (needs m >= d + 2
-        landmarks)."""
+        """Treat the kernel width as unknown and estimate it with the points (identified once
+        m >= d + 2 landmarks; below, the best estimate the equations allow, reported as
+        not identifiable)."""
         floor: float = 1e-300
         """Kernel entries at or below floor are treated as missing (underflowed), never inverted."""
 
@@ -315,6 +305,7 @@ class Multilateration(Attack):
             seeded = seeded_landmarks(view, n_features, gamma)
         estimates, baseline, used = {}, {}, {}
         unidentified: dict[str, float] = {}
+        width_from: dict[str, str] = {}
         frames = {} if seeded else self._p_frames(blocks, gamma)
         for block in sorted(blocks, key=lambda b: len(b.cells)):
             keys = [shard_key(owner, cell, "X") for owner, cell, _ in block.cells]
@@ -329,10 +320,11 @@ class Multilateration(Attack):
                 how = "P landmarks located in the blocks, classical MDS frame"
             else:
                 continue
-            spread = None
+            guessed = ""
             if self.params.unknown_gamma:
-                estimate, _ = multilaterate_unknown_gamma(
-                    kernel_distances(block.K, 1.0, floor=self.params.floor), W)
+                estimate, _, spread, guessed = multilaterate_unknown_gamma(
+                    kernel_distances(block.K, 1.0, floor=self.params.floor), W,
+                    announced=gamma)
             else:
                 estimate, spread = multilaterate_spread(
                     kernel_distances(block.K, widths, floor=self.params.floor), W)
@@ -345,16 +337,17 @@ class Multilateration(Attack):
                 estimates[key] = estimate[:, part]
                 baseline[key] = np.tile(W[:, part].mean(axis=0), (block.K.shape[0], 1))
                 used[key] = f"{block.source}; {how}"
-                if spread is not None and np.nanmax(spread, initial=0.0) > 0:
+                if np.nanmax(spread, initial=0.0) > 0 or guessed in PRIORS:
                     unidentified[key] = float(np.nanmean(spread))
+                if guessed:
+                    width_from[key] = guessed
         info: dict[str, Any] = {"blocks_seen": len(blocks), "blocks_attacked": len(estimates),
                                 "seed_held": tags.SEED_KEY in view.keys, "methods": used}
+        if width_from:
+            info["width_from"] = width_from
         if unidentified:
-            info["not_identifiable"] = {
-                "why": ("fewer landmarks than the block's features + 1: each point is known "
-                        "only to lie on a sphere; the estimate is its centre (or, with as many "
-                        "landmarks as features, the mirror point nearer the landmarks)"),
-                "mean_spread": unidentified}
+            info["not_identifiable"] = {"why": _UNKNOWN_WIDTH if self.params.unknown_gamma
+                                        else _FEW_LANDMARKS, "mean_spread": unidentified}
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=baseline, info=info)
 

@@ -14,8 +14,10 @@ exact orthogonal projection of the records, a random one included, so it
 measures the metric rather than the attack. ``matched-rows`` therefore links
 rows by a stated rule (the nearest record by default; assignment only where the
 adversary knows the pool is exactly the victim's records) in a stated pool
-(the victim's records, or every party's), and prints beside the rate what a
-random projection of the same rank and a random guess reach.
+(the victim's records; every party's; or an auxiliary population, the victim's
+records mixed with held-out records of the same dataset that no party holds,
+the run's test split), and prints beside the rate what a random projection of
+the same rank and a random guess reach in that pool.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from scipy.spatial.distance import cdist
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import parse_truth_key, truth_key
+from fedsec.private_store import auxiliary_key, parse_truth_key, truth_key
 from fedsec.registry import register
 from fedsec.scoring.reconstruction import (
     EpsilonParams,
@@ -98,7 +100,7 @@ def feature_targets(reconstruction: Reconstruction,
     return keys
 
 
-POOLS = ("victim", "federation")
+POOLS = ("victim", "federation", "auxiliary")
 RULES = ("nearest", "assignment")
 
 
@@ -111,8 +113,9 @@ class RowsParams(EpsilonParams):
     victim's), and the ``seed`` of the random projection baseline."""
 
     pool: str = "victim"
-    """Candidate records a row is re-identified in: victim (the victim's own records) or federation
-    (every party's records of the same features)."""
+    """Candidate records a row is re-identified in: victim (the victim's own records), federation
+    (every party's records of the same features) or auxiliary (the victim's records mixed with
+    the run's held-out test records of the same features, which no party holds)."""
     rule: str = "nearest"
     """nearest record, or assignment (distinct records by optimal matching; only with
     pool=victim)."""
@@ -128,13 +131,15 @@ class RowsParams(EpsilonParams):
             raise ValidationError(
                 f"{OWNER}: rule=assignment pairs each row with a distinct record, which "
                 "assumes the pool is exactly the victim's records; use pool=victim, or "
-                "rule=nearest with pool=federation.")
+                f"rule=nearest with pool={self.pool}.")
 
 
 def record_pool(key: str, truth: Mapping[str, Any], pool: str
                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The candidate records (the victim's first, so its row ids stay valid) and their labels
     (None when a block has none)."""
+    if pool == "auxiliary":
+        return _auxiliary_pool(key, truth)
     keys = [key]
     if pool == "federation":
         width = np.asarray(truth[key]).shape[1]
@@ -145,6 +150,33 @@ def record_pool(key: str, truth: Mapping[str, Any], pool: str
     labels = (np.concatenate([np.asarray(truth[k]) for k in label_keys])
               if all(k in truth for k in label_keys) else None)
     return records, labels
+
+
+def _auxiliary_pool(key: str, truth: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray | None]:
+    """The victim's records, then the held-out records in the victim's columns."""
+    victim = np.asarray(truth[key], dtype=np.float64)
+    if auxiliary_key("X") not in truth:
+        raise ValidationError(
+            f"{OWNER}: pool=auxiliary matches rows against the run's held-out records "
+            f"({auxiliary_key('X')!r}), which this ground truth lacks (a run of an older fedsec, "
+            "or a store built by hand); run the protocol again, or use pool=victim or "
+            "pool=federation.")
+    held = np.asarray(truth[auxiliary_key("X")], dtype=np.float64)
+    parsed = parse_truth_key(key)
+    columns_key = truth_key(parsed.party, *parsed.path[:-1], "columns")
+    if columns_key in truth:
+        held = held[:, np.asarray(truth[columns_key], dtype=np.int64)]
+    if held.ndim != 2 or held.shape[1] != victim.shape[1]:
+        raise ValidationError(
+            f"{OWNER}: the held-out records have {held.shape[-1]} columns where {key!r} has "
+            f"{victim.shape[1]} and no 'columns' entry says which to take; use pool=victim or "
+            "pool=federation.")
+    labels_key = _labels_key(key)
+    labels = None
+    if labels_key in truth and auxiliary_key("y") in truth:
+        labels = np.concatenate([np.asarray(truth[labels_key]),
+                                 np.asarray(truth[auxiliary_key("y")])])
+    return np.vstack([victim, held]), labels
 
 
 def _labels_key(key: str) -> str:
@@ -244,8 +276,8 @@ class MatchedRows(Scorer):
             "the fraction of true records within epsilon of their match."),
         "reidentified": (
             "the fraction of rows linked to the record they came from (the scorer's rule: "
-            "nearest record, or optimal assignment; its pool: the victim's records or the "
-            "federation's)."),
+            "nearest record, or optimal assignment; its pool: the victim's records, the "
+            "federation's, or the victim's mixed with held-out records)."),
         "projection_reidentified": (
             "the same for a random orthogonal projection of the true rows of the estimate's "
             "rank: what the metric gives for an uninformative projection."),

@@ -17,7 +17,8 @@ on the anchor) and with the common rescaling this package applies by default.
 ``--sweep`` adds, on Pima with OPP, how accuracy, the pseudoinverse attack
 (worker + master: relative set error of each row against its own record; rows
 re-identified as the nearest of the victim's records, as the nearest of every
-worker's records, and by optimal assignment among the victim's records, each
+worker's records, as the nearest of the victim's records mixed with the 100 held-out
+test records (an auxiliary population), and by optimal assignment among the victim's records, each
 next to what a random projection of the same rank reaches by the same rule;
 the label linked to each record) and the epsilon-DR check trade against
 ``m_tilde``, and the cost of the epsilon-DR down-sampling defence.
@@ -100,12 +101,16 @@ def attack_scores(result: RunResult, threat: str = "master,party1") -> dict[str,
     rows = create("scorer", "matched-rows").score(reconstruction, result.private)
     everyone = create("scorer", "matched-rows", {"pool": "federation"}).score(
         reconstruction, result.private)
+    auxiliary = create("scorer", "matched-rows", {"pool": "auxiliary"}).score(
+        reconstruction, result.private)
     assigned = create("scorer", "matched-rows", {"rule": "assignment"}).score(
         reconstruction, result.private)
     dr = create("scorer", "epsilon-dr", {"epsilon": 0.1}).score(reconstruction, result.private)
     return {**rows, "dr_fraction_violating": dr["fraction_violating"],
             "federation_reidentified": everyone["reidentified"],
             "federation_projection": everyone["projection_reidentified"],
+            "auxiliary_reidentified": auxiliary["reidentified"],
+            "auxiliary_projection": auxiliary["projection_reidentified"],
             "assigned_reidentified": assigned["reidentified"],
             "assigned_projection": assigned["projection_reidentified"]}
 
@@ -114,9 +119,10 @@ def sweep(seeds: int, model: str) -> None:
     print(f"\npima, OPP, {seeds} seeds: accuracy and leakage against m_tilde "
           "(attack: master + party1; epsilon-DR check at epsilon 0.1)")
     print("re-identified (random projection of the same rank): nearest among the victim's 50 "
-          "records | nearest among all 650 | optimal assignment among the victim's 50")
+          "records | nearest among all 650 | nearest among the victim's 50 and 100 held-out | "
+          "optimal assignment among the victim's 50")
     print(f"{'m_tilde':>7} {'roc_auc':>8} {'set err':>8} {'victim':>14} {'federation':>14} "
-          f"{'assignment':>14} {'label':>6} {'DR viol.':>8}")
+          f"{'auxiliary':>14} {'assignment':>14} {'label':>6} {'DR viol.':>8}")
     for m_tilde in range(1, 9):
         rows = []
         for seed in range(seeds):
@@ -124,13 +130,14 @@ def sweep(seeds: int, model: str) -> None:
             s = attack_scores(result)
             rows.append((result.outcome.metrics["roc_auc"], s["set_error"], s["reidentified"],
                          s["projection_reidentified"], s["federation_reidentified"],
-                         s["federation_projection"], s["assigned_reidentified"],
+                         s["federation_projection"], s["auxiliary_reidentified"],
+                         s["auxiliary_projection"], s["assigned_reidentified"],
                          s["assigned_projection"], s["label_accuracy"],
                          s["dr_fraction_violating"]))
         r = np.mean(rows, axis=0)
         print(f"{m_tilde:7d} {r[0]:8.3f} {r[1]:8.3f} {f'{r[2]:.3f} ({r[3]:.3f})':>14} "
               f"{f'{r[4]:.3f} ({r[5]:.3f})':>14} {f'{r[6]:.3f} ({r[7]:.3f})':>14} "
-              f"{r[8]:6.3f} {r[9]:8.3f}")
+              f"{f'{r[8]:.3f} ({r[9]:.3f})':>14} {r[10]:6.3f} {r[11]:8.3f}")
     print("\npima, OPP: epsilon-DR down-sampling (each worker drops samples it would reveal "
           "within epsilon)")
     print(f"{'epsilon':>7} {'dropped':>8} {'roc_auc':>8} {'cost':>7} {'re-id':>6} "

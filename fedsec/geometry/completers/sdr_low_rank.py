@@ -116,7 +116,7 @@ def shortest_path_mds(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, n_
                       dim: int, rng: np.random.Generator) -> np.ndarray:
     """The warm start: classical MDS of the known distances completed by shortest paths.
 
-    As :func:`~fedsec.geometry.completers.alternating_descent.shortest_path_start`
+    As :func:`~fedsec.geometry.completers.descent_starts.shortest_path_start`
     (unreachable pairs get twice the longest path), with the ``dim`` leading
     eigenpairs from Lanczos (``eigsh``, started from an ``rng`` vector) instead
     of a full eigendecomposition.

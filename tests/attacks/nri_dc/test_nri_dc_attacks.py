@@ -85,6 +85,11 @@ def test_reduced_dimension_leaves_a_residual_and_rows_beyond_a_random_projection
     _, everyone = attack(result, "master,party5", pool="federation")
     assert everyone["chance_reidentified"] < 0.002 and everyone["pool_size"] == 650
     assert everyone["projection_reidentified"] < everyone["reidentified"] < scores["reidentified"]
+    # An auxiliary population: the victim's 50 records among the 100 held-out test records.
+    _, outsiders = attack(result, "master,party5", pool="auxiliary")
+    assert outsiders["pool_size"] == 150 and outsiders["chance_reidentified"] == 1 / 150
+    assert (outsiders["projection_reidentified"] < outsiders["reidentified"]
+            <= scores["reidentified"])
     # Optimal assignment gives every row of any exact projection back: no evidence.
     _, assigned = attack(result, "master,party5", rule="assignment")
     assert assigned["reidentified"] == assigned["projection_reidentified"] == 1.0
