@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -133,6 +133,10 @@ def test_a_pool_that_does_not_begin_with_the_truth_is_refused() -> None:
        st.integers(0, 2**32 - 1))
 def test_scores_do_not_depend_on_the_order_of_the_reconstructions(truth: np.ndarray,
                                                                   seed: int) -> None:
+    # samples that coincide make the optimal matching a tie, which any order may break
+    flat = truth.reshape(len(truth), -1)
+    assume(all(np.abs(flat[i] - flat[j]).max() > 1e-6
+               for i in range(len(flat)) for j in range(i)))
     rng = np.random.default_rng(seed)
     recon = truth + rng.standard_normal(truth.shape)
     labels = rng.integers(0, 2, truth.shape[0])
