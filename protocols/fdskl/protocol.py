@@ -23,6 +23,11 @@ How this simulation runs it, and where it departs from the text:
   passed.
 * Active workers take iterations in turn (``t mod n_active``), the sequential
   form of "keep doing in parallel".
+* ``batch_size`` / ``features_per_iteration`` > 1: each iteration draws B samples and r
+  features and takes the averaged step (:mod:`.batches`); the picker owns all r features,
+  and one partial-prediction message per edge carries the B values of ``f^l``.
+* ``width_rule="median"``: the width is the median distance of seeded sample pairs, summed
+  from partial distances along masked trees (:mod:`.median_width`).
 * Trees come from :func:`protocols.fdskl_trees.build_plan`, which refuses the
   paper's Figure 2a layout (see its docstring) and any layout where a single
   worker can compute another worker's partial products; ``star`` is refused
