@@ -55,7 +55,8 @@ class DSGParams:
 
     _owner: ClassVar[str] = OWNER
     n_iterations: int = 6000
-    """Iterations t: each picks one training sample and draws one random feature (w_t, b_t)."""
+    """Iterations t: each picks batch_size training samples and draws features_per_iteration random
+    features (w, b) (one and one by default, as in the paper)."""
     kernel: str = "rbf"
     """The kernel the random features approximate: rbf, exp(-||x - y||^2 / (2 width^2)), or laplace,
     exp(-||x - y||_1 / width)."""
