@@ -22,8 +22,8 @@ from fedsec.errors import CapabilityError
 from fedsec.private_store import shard_key, shard_path
 from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl import tags
+from fedsec.protocols.fdskl.batches import owned
 from fedsec.protocols.fdskl.plans import TreePlan, plan_from_dict
-from fedsec.protocols.fdskl.sums import owned
 from fedsec.views import View
 
 OWN_OFFSETS = f"value/{tags.PRIVATE_OFFSETS}"
@@ -68,6 +68,8 @@ class Observations:
     directions: np.ndarray
     own_X: dict[str, np.ndarray]
     own_offsets: dict[str, np.ndarray]
+    group: int = 1
+    """Random features per iteration (an iteration's features belong to one requester)."""
     groups: list[CallGroup] = field(default_factory=list)
 
     def truth_key(self, worker: str) -> str:
@@ -123,30 +125,39 @@ def observe(view: View) -> Observations:
     for m in view.messages:
         if m.tag == tags.KERNEL_WIDTH:
             width = float(np.asarray(m.payload))
-    holders, n_iterations = _holders(view, int(params["n_iterations"]))
+    group = int(params.get("features_per_iteration", 1))  # absent before mini-batches
+    holders = _holders(view, int(params["n_iterations"]), int(params.get("batch_size", 1)),
+                       group)
     bank = rf.FeatureBank(view.keys[tags.SHARED_SEED_KEY], n_features, kernel=params["kernel"],
                           width=width)
     obs = Observations(workers=workers, coalition=members, columns=columns,
                        n_features=n_features, n_samples=n_samples, mode=params["offsets"],
-                       plans=plans, directions=bank.directions(0, n_iterations), own_X=own_X,
-                       own_offsets=own_offsets)
+                       plans=plans, directions=bank.directions(0, holders.size), own_X=own_X,
+                       own_offsets=own_offsets, group=group)
     obs.groups = _groups(view, obs, holders)
     return obs
 
 
-def _holders(view: View, n_iterations: int) -> tuple[np.ndarray, int]:
-    holders = np.full(n_iterations, -1)
+def _holders(view: View, n_iterations: int, batch_size: int, group: int) -> np.ndarray:
+    """Per feature, the worker left out of T2 (``-1`` when unseen), from the announcements.
+
+    An announcement's rows are its iterations, their ``batch_size`` samples and the ``l'`` of
+    their ``group`` features.
+    """
+    holders = np.full(n_iterations * group, -1)
     for m in view.select(tag=tags.SAMPLE_INDEX):
         payload = np.asarray(m.payload)
-        holders[payload[0]] = payload[2]
-    return holders, n_iterations
+        its = payload[0]
+        holders[(its[:, None] * group + np.arange(group)).ravel()] = \
+            payload[1 + batch_size:].T.ravel()
+    return holders
 
 
-def _pairs(meta: Any) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(meta: Any, group: int) -> tuple[np.ndarray, np.ndarray]:
     residue, stride = meta[tags.OWNER_STRIDE]
     samples, features = [], []
     for s, start, stop in meta[tags.PAIRS]:
-        js = owned(start, stop, residue, stride)
+        js = owned(start, stop, residue, stride, group)
         samples.append(np.full(js.size, s))
         features.append(js)
     return np.concatenate(samples), np.concatenate(features)
@@ -187,7 +198,7 @@ def _groups(view: View, obs: Observations, holders: np.ndarray) -> list[CallGrou
     forms_of: dict[tuple, np.ndarray] = {}
     for (block, requester), messages in sorted(t1.items()):
         pos0, first = messages[0]
-        samples, features = _pairs(first.meta)
+        samples, features = _pairs(first.meta, obs.group)
         excluded = holders[features] if obs.mode != "none" else np.full(features.size, -1)
         known = _known(obs, samples, features)
         for k in np.unique(excluded).tolist():

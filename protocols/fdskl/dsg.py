@@ -26,8 +26,8 @@ from fedsec.backends import prg
 from fedsec.errors import ValidationError
 from fedsec.interfaces import CentralizedProtocol
 from fedsec.outcomes import Outcome
+from fedsec.protocols.fdskl import batches, median_width, tags
 from fedsec.protocols.fdskl import random_features as rf
-from fedsec.protocols.fdskl import tags
 from fedsec.protocols.fdskl.model import RandomFeatureModel, random_feature_model
 from fedsec.registry import register
 from fedsec.validation import check_choice, check_float, check_int
@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
          "Partitioned Data, 2020")
 OWNER = "protocol 'dsg'"
+WIDTH_RULES = ("scale", "median")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,13 +46,17 @@ class DSGParams:
     """Parameters of DSG (and of FDSKL, which adds its own).
 
     ``kernel_width`` 0 means scikit-learn's ``"scale"``: ``sigma^2 = d Var(X) / 2``
-    from pooled statistics. ``block`` is how many iterations are vectorised
-    together (the same model either way; in FDSKL one message carries a block).
+    from pooled statistics, or with ``width_rule="median"`` the median distance
+    between seeded pairs of samples (:mod:`.median_width`). ``block`` is how many
+    iterations are vectorised together (the same model either way; in FDSKL one
+    message carries a block). ``batch_size`` and ``features_per_iteration`` make
+    each iteration a mini-batch step (:mod:`.batches`).
     """
 
     _owner: ClassVar[str] = OWNER
     n_iterations: int = 6000
-    """Iterations t: each picks one training sample and draws one random feature (w_t, b_t)."""
+    """Iterations t: each picks batch_size training samples and draws features_per_iteration random
+    features (w, b) (one and one by default, as in the paper)."""
     kernel: str = "rbf"
     """The kernel the random features approximate: rbf, exp(-||x - y||^2 / (2 width^2)), or laplace,
     exp(-||x - y||_1 / width)."""
@@ -68,6 +73,19 @@ class DSGParams:
     block: int = 64
     """Iterations vectorised together (the same model either way; in FDSKL one message per tree edge
     carries a block)."""
+    batch_size: int = 1
+    """Samples B per iteration: the step averages the B samples' functional gradients (Dai et al.'s
+    mini-batch); 1 is the paper's one-sample iteration."""
+    features_per_iteration: int = 1
+    """Random features r drawn per iteration, each weighted 1/r (the kernel they approximate
+    together); the model ends with n_iterations * r features."""
+    width_rule: str = "scale"
+    """How the width is set when kernel_width is 0: scale (pooled column statistics) or median (the
+    median distance over width_pairs seeded pairs of samples; FDSKL sums the workers' partial
+    distances along masked trees and the first active worker learns the sampled pairs' full
+    distances)."""
+    width_pairs: int = 1000
+    """Pairs of samples whose distances the median width rule takes."""
 
     def __post_init__(self) -> None:
         owner = self._owner
@@ -84,6 +102,21 @@ class DSGParams:
                 f"{self.regularization} instead."
             )
         check_int(self.block, owner=owner, name="block", min_value=1)
+        check_int(self.batch_size, owner=owner, name="batch_size", min_value=1)
+        check_int(self.features_per_iteration, owner=owner, name="features_per_iteration",
+                  min_value=1)
+        check_choice(self.width_rule, owner=owner, name="width_rule", choices=WIDTH_RULES)
+        check_int(self.width_pairs, owner=owner, name="width_pairs", min_value=1)
+        if self.kernel_width > 0 and self.width_rule != "scale":
+            raise ValidationError(
+                f"The 'width_rule' parameter of {owner} applies only when kernel_width is 0; got "
+                f"width_rule={self.width_rule!r} with kernel_width={self.kernel_width}. Drop one."
+            )
+
+    @property
+    def n_features(self) -> int:
+        """Random features the model ends with: ``n_iterations * features_per_iteration``."""
+        return self.n_iterations * self.features_per_iteration
 
 
 @dataclass(frozen=True)
@@ -95,10 +128,11 @@ class Schedule:
     phases: bytes
 
 
-def schedule(seed: int, n_samples: int, n_iterations: int) -> Schedule:
-    """Sample order and seed material for a run (identical for DSG and FDSKL)."""
+def schedule(seed: int, n_samples: int, n_iterations: int, batch_size: int = 1) -> Schedule:
+    """Sample order (``batch_size`` per iteration) and seed material (identical for DSG and
+    FDSKL)."""
     picks = np.random.default_rng(rf.key_words(prg.simulation_key(seed, tags.SAMPLE_KEY)))
-    return Schedule(samples=picks.integers(0, n_samples, size=n_iterations),
+    return Schedule(samples=picks.integers(0, n_samples, size=n_iterations * batch_size),
                     shared=prg.simulation_key(seed, tags.SHARED_SEED_KEY),
                     phases=prg.simulation_key(seed, tags.PHASE_KEY))
 
@@ -117,59 +151,47 @@ def signed_labels(y: np.ndarray, task: str, loss: str) -> np.ndarray:
     )
 
 
-def segment_starts(samples: np.ndarray, t0: int, last: np.ndarray) -> list[tuple[int, int, int]]:
-    """Per iteration of a block, ``(sample, first feature, stop)`` still to compute.
-
-    Arguments already computed for a sample (at its previous visits) are
-    reused, so only features after its last visit are new. Updates ``last``.
-
-    Examples
-    --------
-    >>> last = np.full(3, -1)
-    >>> segment_starts(np.array([2, 0, 2]), 0, last)
-    [(2, 0, 1), (0, 0, 2), (2, 1, 3)]
-    """
-    out = []
-    for k, s in enumerate(samples.tolist()):
-        t = t0 + k
-        out.append((s, int(last[s]) + 1, t + 1))
-        last[s] = t
-    return out
-
-
-def width_of(params: DSGParams, total: float, squares: float, count: int,
-             n_features: int) -> float:
-    """The kernel width: the user's, or ``"scale"`` from pooled sums."""
+def width_of(params: DSGParams, X: np.ndarray, seed: int) -> float:
+    """The kernel width: the user's, the median distance of seeded pairs, or ``"scale"``."""
     if params.kernel_width > 0:
         return params.kernel_width
-    return rf.scale_width(total, squares, count, n_features, kernel=params.kernel)
+    if params.width_rule == "median":
+        return median_width.centralized_width(X, seed, params.width_pairs, kernel=params.kernel)
+    return rf.scale_width(float(X.sum()), float((X**2).sum()), X.size, X.shape[1],
+                          kernel=params.kernel)
 
 
 def train(params: DSGParams, X: np.ndarray, y: np.ndarray, seed: int,
           ) -> tuple[np.ndarray, rf.FeatureBank]:
     """Centralized DSG on ``X`` (rows) and signed targets ``y``; returns alphas and features."""
-    plan = schedule(seed, X.shape[0], params.n_iterations)
-    width = width_of(params, float(X.sum()), float((X**2).sum()), X.size, X.shape[1])
-    bank = rf.FeatureBank(plan.shared, X.shape[1], kernel=params.kernel, width=width,
-                          phase_material=plan.phases)
+    B, r = params.batch_size, params.features_per_iteration
+    plan = schedule(seed, X.shape[0], params.n_iterations, B)
+    bank = rf.FeatureBank(plan.shared, X.shape[1], kernel=params.kernel,
+                          width=width_of(params, X, seed), phase_material=plan.phases)
     T = params.n_iterations
-    alpha = np.zeros(T)
+    alpha = np.zeros(params.n_features)
     derivative = rf.loss_derivative(params.loss)
     decay = 1.0 - params.step * params.regularization
     last = np.full(X.shape[0], -1)
     saved: dict[int, np.ndarray] = {}
     for t0 in range(0, T, params.block):
         stop_block = min(t0 + params.block, T)
-        for k, (s, start, stop) in enumerate(segment_starts(plan.samples[t0:stop_block], t0,
-                                                            last)):
-            t = t0 + k
-            Z = bank.directions(start, stop) @ X[s] + bank.phases(start, stop)
-            row = np.concatenate([saved[s], rf.feature_map(Z)]) if s in saved \
-                else rf.feature_map(Z)
-            saved[s] = row
-            f = float(row[:t] @ alpha[:t])
-            rf.dsg_step(alpha, t, row[t], f, y[s], derivative=derivative, step=params.step,
-                        decay=decay)
+        todo = batches.segments(plan.samples[t0 * B:stop_block * B], t0, last, batch_size=B,
+                                features_per_iteration=r)
+        for k in range(0, len(todo), B):
+            t = t0 + k // B
+            f, phis = np.empty(B), np.empty((B, r))
+            for b, (s, start, stop) in enumerate(todo[k:k + B]):
+                Z = bank.directions(start, stop) @ X[s] + bank.phases(start, stop)
+                row = np.concatenate([saved[s], rf.feature_map(Z)]) if s in saved \
+                    else rf.feature_map(Z)
+                saved[s] = row
+                f[b] = row[:t * r] @ alpha[:t * r]
+                phis[b] = row[t * r:(t + 1) * r]
+            samples = [s for s, _, _ in todo[k:k + B]]
+            alpha[t * r:(t + 1) * r] = batches.new_alphas(
+                batches.batch_gradients(f, y[samples], derivative), phis, step=params.step)
+            alpha[:t * r] *= decay
     return alpha, bank
 
 

@@ -146,3 +146,35 @@ def build_plan(workers: Sequence[str], requester: str, kind: str = "tree") -> Tr
         f"No {kind} layout for {len(workers)} workers keeps T1 and T2 totally different and "
         f"every single worker blind to other workers' partial products: {'; '.join(refused)}."
     )
+
+
+def total_tree(plan: TreePlan) -> Tree:
+    """A tree over every worker but the requester along which masks of a T1 sum are summed, so
+    that the requester learns the plain total and nothing else (the median kernel width).
+
+    The first layout of ``plan.kind`` over the others (orders in a fixed order) with which no
+    single worker other than the requester computes a combination of other workers' partial
+    values and the requester computes only their total (:func:`exposure` with the requester as
+    the worker whose own mask stays in, which it knows).
+
+    Examples
+    --------
+    >>> total_tree(build_plan(["a", "x", "y", "z"], "a"))
+    (('y', 'x'), 'z')
+    """
+    others = [w for w in plan.workers if w != plan.requester]
+    for n, order in enumerate(itertools.permutations(others)):
+        if n >= MAX_CANDIDATES:
+            break
+        tree = layout(plan.kind, order)
+        call = Call(plan.workers, plan.requester, plan.t1, tree, plan.requester)
+        if any(exposure(call, [w]).recovered for w in others):
+            continue
+        if exposure(call, [plan.requester]).combinations.shape[0] > 1:
+            continue
+        return tree
+    raise ValidationError(
+        f"No {plan.kind} layout over the {len(others)} workers other than {plan.requester} lets "
+        f"the requester learn the total of a T1 sum and no single worker more (the median kernel "
+        f"width). Use width_rule=scale or a kernel_width."
+    )

@@ -23,6 +23,11 @@ How this simulation runs it, and where it departs from the text:
   passed.
 * Active workers take iterations in turn (``t mod n_active``), the sequential
   form of "keep doing in parallel".
+* ``batch_size`` / ``features_per_iteration`` > 1: each iteration draws B samples and r
+  features and takes the averaged step (:mod:`.batches`); the picker owns all r features,
+  and one partial-prediction message per edge carries the B values of ``f^l``.
+* ``width_rule="median"``: the width is the median distance of seeded sample pairs, summed
+  from partial distances along masked trees (:mod:`.median_width`).
 * Trees come from :func:`protocols.fdskl_trees.build_plan`, which refuses the
   paper's Figure 2a layout (see its docstring) and any layout where a single
   worker can compute another worker's partial products; ``star`` is refused
@@ -47,16 +52,16 @@ import numpy as np
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transforms
 from fedsec.outcomes import Outcome
-from fedsec.protocols.fdskl import dsg, tags
+from fedsec.protocols.fdskl import dsg, median_width, tags
 from fedsec.protocols.fdskl import random_features as rf
+from fedsec.protocols.fdskl.batches import batch_gradients, n_owned, new_alphas, owned, segments
 from fedsec.protocols.fdskl.model import random_feature_model
-from fedsec.protocols.fdskl.plans import TreePlan, build_plan
+from fedsec.protocols.fdskl.plans import TreePlan, build_plan, total_tree
 from fedsec.protocols.fdskl.sums import (
     OFFSET_MODES,
     Algorithm3,
     Pairs,
     broadcast_down,
-    owned,
     pairs_of,
     partial_products,
     tree_sum,
@@ -88,29 +93,18 @@ class FDSKLParams(dsg.DSGParams):
         check_choice(self.structure, owner=self._owner, name="structure", choices=KINDS)
 
 
-def n_owned(t: int, residue: int, stride: int) -> int:
-    """How many features ``j < t`` with ``j % stride == residue`` exist.
-
-    Examples
-    --------
-    >>> n_owned(5, 1, 2), n_owned(0, 0, 1)
-    (2, 0)
-    """
-    return max(0, (t - residue + stride - 1) // stride)
-
-
 class _Worker:
     """One worker's state: its features, its columns of the directions, alphas, saved values."""
 
-    def __init__(self, party: Party, n_iterations: int) -> None:
+    def __init__(self, party: Party, n_features: int) -> None:
         (cell,) = party.shard.cells
         order = np.argsort(cell.rows)  # samples are training-row indices
         self.party = party
         self.X = np.asarray(cell.X, dtype=np.float64)[order]
         self.columns = np.asarray(cell.columns)
         self.y = None if cell.y is None else np.asarray(cell.y)[order]
-        self.W = np.empty((n_iterations, self.columns.size))
-        self.offsets = np.full(n_iterations, np.nan)
+        self.W = np.empty((n_features, self.columns.size))
+        self.offsets = np.full(n_features, np.nan)
         self.alpha = np.zeros(0)  # sized by the protocol for active workers
         self.saved: dict[int, np.ndarray] = {}
 
@@ -131,7 +125,8 @@ class FDSKL(Protocol):
     renamed_tags = tags.RENAMED
     exposes = frozenset({tags.SAMPLE_INDEX, tags.PARTIAL_DOT, tags.OFFSET_SUM,
                          tags.PARTIAL_PREDICTION, tags.TREE_PLAN, tags.FEATURE_COLUMNS,
-                         tags.COLUMN_STATISTICS, tags.KERNEL_WIDTH})
+                         tags.COLUMN_STATISTICS, tags.KERNEL_WIDTH, tags.WIDTH_PAIRS,
+                         tags.PARTIAL_DISTANCE, tags.DISTANCE_MASK})
     Params = FDSKLParams
 
     def run(self, federation: Federation, backend: MaskingBackend,
@@ -142,19 +137,20 @@ class FDSKL(Protocol):
         if part is None or part.feature_overlap or part.n_cohorts != 1:
             raise ValidationError("FDSKL runs on a vertical partition without feature overlap.")
         names = tuple(part.data_parties)
-        workers = {n: _Worker(federation.party(n), p.n_iterations) for n in names}
+        B, r, F = p.batch_size, p.features_per_iteration, p.n_features
+        workers = {n: _Worker(federation.party(n), F) for n in names}
         active = tuple(n for n in names if n in part.label_owners[0])
         y = dsg.signed_labels(workers[active[0]].y, federation.test.task, p.loss)
         net = federation.network
         d = sum(w.columns.size for w in workers.values())
-        plan = dsg.schedule(federation.seed, part.n_samples, p.n_iterations)
+        plan = dsg.schedule(federation.seed, part.n_samples, p.n_iterations, B)
         plans = self._setup(federation, workers, active, plan, d)
         width = self._width(federation, workers, plans[active[0]])
         banks = {n: rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width) for n in names}
         phases = rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width,
-                                phase_material=plan.phases).phases(0, p.n_iterations)
-        holders = np.full(p.n_iterations, -1)
-        removed = np.zeros(p.n_iterations)
+                                phase_material=plan.phases).phases(0, F)
+        holders = np.full(F, -1)
+        removed = np.zeros(F)
         algorithms = {
             a: Algorithm3(net, names, a, plans[a].t1, plans[a].t2, p.offsets,
                           {n: w.offsets for n, w in workers.items()}, holders, phases,
@@ -164,7 +160,7 @@ class FDSKL(Protocol):
             for a in active}
         stride = len(active)
         for k, a in enumerate(active):
-            workers[a].alpha = np.zeros(n_owned(p.n_iterations, k, stride))
+            workers[a].alpha = np.zeros(n_owned(F, k, stride, r))
         derivative = rf.loss_derivative(p.loss)
         decay = 1.0 - p.step * p.regularization
         last = np.full(part.n_samples, -1)
@@ -174,12 +170,13 @@ class FDSKL(Protocol):
             with net.stage("train", round=block):
                 for n, w in workers.items():
                     with net.compute(n):
-                        w.W[t0:t1_] = banks[n].directions(t0, t1_)[:, w.columns]
+                        w.W[t0 * r:t1_ * r] = banks[n].directions(t0 * r, t1_ * r)[:, w.columns]
                 self._announce(federation, workers, active, plans, plan.samples, holders,
                                phases, t0, t1_, block)
-                segments = dsg.segment_starts(plan.samples[t0:t1_], t0, last)
+                todo = segments(plan.samples[t0 * B:t1_ * B], t0, last, batch_size=B,
+                                features_per_iteration=r)
                 for k, a in enumerate(active):
-                    pairs = pairs_of(segments, k, stride)
+                    pairs = pairs_of(todo, k, stride, r)
                     if not pairs.size:
                         continue
                     n_pairs += pairs.size
@@ -188,11 +185,11 @@ class FDSKL(Protocol):
                     for n, w in workers.items():
                         with net.compute(n):
                             partials[n] = partial_products(w.W, w.X, pairs, k, stride,
-                                                           w.offsets if masked else None)
-                    Z = algorithms[a].run(pairs, partials, owned(t0, t1_, k, stride),
+                                                           w.offsets if masked else None, r)
+                    Z = algorithms[a].run(pairs, partials, owned(t0 * r, t1_ * r, k, stride, r),
                                           {tags.BLOCK: block, tags.OWNER_STRIDE: [k, stride]},
                                           masked=masked)
-                    self._save(workers[a], pairs, Z, k, stride)
+                    self._save(workers[a], pairs, Z, k, stride, r)
                 self._iterate(federation, workers, active, plan.samples, y, t0, t1_,
                               derivative, decay, block)
             federation.advance(self.name, t1_, p.n_iterations, "iteration")
@@ -233,13 +230,21 @@ class FDSKL(Protocol):
             return p.kernel_width
         net = federation.network
         with net.stage("setup"):
-            stats = {n: np.array([w.X.sum(), (w.X**2).sum(), w.X.size])
-                     for n, w in workers.items()}
-            total = tree_sum(net, plan.t1, stats, tags.COLUMN_STATISTICS,
-                             {tags.TREE: tags.TREE_SUMS})
-            d = sum(w.columns.size for w in workers.values())
-            width = rf.scale_width(float(total[0]), float(total[1]), int(total[2]), d,
-                                   kernel=p.kernel)
+            if p.width_rule == "median":
+                pairs = median_width.pair_sample(federation.seed, next(iter(workers.values()))
+                                                 .X.shape[0], p.width_pairs)
+                width = median_width.federated_width(
+                    net, plan.t1, None if p.offsets == "none" else total_tree(plan),
+                    plan.requester, {n: w.X for n, w in workers.items()}, pairs,
+                    {n: federation.party(n).rng for n in workers}, kernel=p.kernel)
+            else:
+                stats = {n: np.array([w.X.sum(), (w.X**2).sum(), w.X.size])
+                         for n, w in workers.items()}
+                total = tree_sum(net, plan.t1, stats, tags.COLUMN_STATISTICS,
+                                 {tags.TREE: tags.TREE_SUMS})
+                d = sum(w.columns.size for w in workers.values())
+                width = rf.scale_width(float(total[0]), float(total[1]), int(total[2]), d,
+                                       kernel=p.kernel)
             broadcast_down(net, plan.t1, np.asarray(width), tags.KERNEL_WIDTH, {})
         return width
 
@@ -250,6 +255,7 @@ class FDSKL(Protocol):
                   block: int) -> None:
         """Each picker draws ``l'`` for its new features and sends the indices down T0."""
         p: FDSKLParams = self.params
+        B, r = p.batch_size, p.features_per_iteration
         names = tuple(workers)
         stride = len(active)
         for k, a in enumerate(active):
@@ -257,32 +263,36 @@ class FDSKL(Protocol):
             its = its[its % stride == k]
             if not its.size:
                 continue
+            feats = (its[:, None] * r + np.arange(r)).ravel()
             if p.offsets != "none":
                 others = [i for i, n in enumerate(names) if n != a]
-                holders[its] = np.asarray(others)[
-                    federation.party(a).rng.integers(0, len(others), size=its.size)]
+                holders[feats] = np.asarray(others)[
+                    federation.party(a).rng.integers(0, len(others), size=feats.size)]
                 for n, w in workers.items():
                     with federation.network.compute(n):
-                        mine = holders[its] == names.index(n)
+                        mine = holders[feats] == names.index(n)
                         if p.offsets == "per-feature":
                             draws = federation.party(n).rng.uniform(0.0, 2 * np.pi,
-                                                                    size=its.size)
-                            w.offsets[its] = np.where(mine, phases[its], draws)
+                                                                    size=feats.size)
+                            w.offsets[feats] = np.where(mine, phases[feats], draws)
                         else:
-                            w.offsets[its[mine]] = phases[its[mine]]
+                            w.offsets[feats[mine]] = phases[feats[mine]]
             else:
-                workers[a].offsets[its] = phases[its]
-            payload = np.stack([its, samples[its], holders[its]]).astype(np.int64)
+                workers[a].offsets[feats] = phases[feats]
+            # rows: the iterations, then their B samples, then the l' of their r features
+            payload = np.vstack([its, samples[its[None, :] * B + np.arange(B)[:, None]],
+                                 holders[feats].reshape(its.size, r).T]).astype(np.int64)
             broadcast_down(federation.network, plans[a].t1, payload, tags.SAMPLE_INDEX,
                            {tags.PICKER: a, tags.BLOCK: block})
 
     @staticmethod
-    def _save(worker: _Worker, pairs: Pairs, Z: np.ndarray, residue: int, stride: int) -> None:
+    def _save(worker: _Worker, pairs: Pairs, Z: np.ndarray, residue: int, stride: int,
+              group: int) -> None:
         """The requester keeps ``phi_j(x_i)`` for its pairs (Algorithm 2, line 4)."""
         phi = rf.feature_map(Z)
         at = 0
         for s, start, stop in pairs.segments:
-            m = owned(start, stop, residue, stride).size
+            m = owned(start, stop, residue, stride, group).size
             row = phi[at:at + m]
             worker.saved[s] = np.concatenate([worker.saved[s], row]) if s in worker.saved \
                 else row
@@ -291,35 +301,41 @@ class FDSKL(Protocol):
     def _iterate(self, federation: Federation, workers: dict[str, _Worker],
                  active: tuple[str, ...], samples: np.ndarray, y: np.ndarray, t0: int, t1: int,
                  derivative: Callable[[float, float], float], decay: float, block: int) -> None:
-        """The sequential part: ``f(x_i)``, the new alpha, the decay, one iteration at a time."""
+        """The sequential part: ``f`` at the batch, the new alphas, the decay, one iteration at a
+        time. One partial prediction per tree edge carries the batch's ``B`` values."""
         p: FDSKLParams = self.params
+        B, r = p.batch_size, p.features_per_iteration
         net = federation.network
         stride = len(active)
         for t in range(t0, t1):
-            s = int(samples[t])
+            batch = samples[t * B:(t + 1) * B].tolist()
             k = t % stride
             a = active[k]
             parts = {}
             for j, n in enumerate(active):
                 w = workers[n]
                 with net.compute(n):
-                    m = n_owned(t, j, stride)
-                    parts[n] = float(w.saved[s][:m] @ w.alpha[:m]) if m else 0.0
+                    m = n_owned(t * r, j, stride, r)
+                    mine = np.array([float(w.saved[s][:m] @ w.alpha[:m]) if m else 0.0
+                                     for s in batch])
+                    parts[n] = mine if B > 1 else mine[0]
             if stride > 1:
                 order = [a, *(n for n in active if n != a)]
-                f = float(tree_sum(net, layout(p.structure, order), parts, tags.PARTIAL_PREDICTION,
-                                   {tags.ITERATION: t, tags.SAMPLE: s, tags.BLOCK: block}))
+                where = {tags.SAMPLES: batch} if B > 1 else {tags.SAMPLE: batch[0]}
+                f = tree_sum(net, layout(p.structure, order), parts, tags.PARTIAL_PREDICTION,
+                             {tags.ITERATION: t, **where, tags.BLOCK: block})
             else:
                 f = parts[a]
             picker = workers[a]
             with net.compute(a):
-                m = n_owned(t, k, stride)
-                phi = picker.saved[s][m]
-                new = -p.step * derivative(f, y[s]) * phi
+                m = n_owned(t * r, k, stride, r)
+                phis = np.array([picker.saved[s][m:m + r] for s in batch])
+                new = new_alphas(batch_gradients(np.atleast_1d(f), y[batch], derivative), phis,
+                                 step=p.step)
             for j, n in enumerate(active):
                 with net.compute(n):
-                    workers[n].alpha[: n_owned(t, j, stride)] *= decay
-            picker.alpha[m] = new
+                    workers[n].alpha[: n_owned(t * r, j, stride, r)] *= decay
+            picker.alpha[m:m + r] = new
 
     # -- result --------------------------------------------------------------------------
     def _outcome(self, federation: Federation, workers: dict[str, _Worker],
@@ -327,10 +343,10 @@ class FDSKL(Protocol):
                  phases: np.ndarray, holders: np.ndarray, n_pairs: int) -> Outcome:
         p: FDSKLParams = self.params
         stride = len(active)
-        alpha = np.zeros(p.n_iterations)
+        alpha = np.zeros(p.n_features)
         names = tuple(workers)
         for k, a in enumerate(active):
-            feats = np.arange(k, p.n_iterations, stride)
+            feats = owned(0, p.n_features, k, stride, p.features_per_iteration)
             alpha[feats] = workers[a].alpha
             workers[a].party.private["alphas"] = workers[a].alpha.copy()
             workers[a].party.private["alpha_features"] = feats

@@ -9,7 +9,8 @@ Cauchy(0, 1/sigma) coordinates for the Laplace kernel ``exp(-||x - x'||_1 /
 sigma)``, and ``b ~ U[0, 2 pi]``. DSG with a constant step ``gamma`` picks a
 sample ``x_t`` and a fresh feature ``w_t`` per iteration, sets ``alpha_t =
 -gamma L'(f(x_t), y_t) phi_t(x_t)`` and scales every earlier coefficient by
-``1 - gamma lambda`` (eq. 7 with ``gamma_t = gamma``).
+``1 - gamma lambda`` (eq. 7 with ``gamma_t = gamma``; the step itself, with
+mini-batches, is :mod:`fedsec.protocols.fdskl.batches`).
 
 Every party regenerates direction ``w_j`` from the shared seed and the
 feature index alone (directions are drawn in blocks of :data:`BLOCK`
@@ -180,16 +181,6 @@ def loss_value(loss: str, u: np.ndarray, y: np.ndarray) -> np.ndarray:
     if loss == "logistic":
         return np.logaddexp(0.0, -z)
     return np.where(z <= 0, 0.5 - z, np.where(z < 1, 0.5 * (1 - z) ** 2, 0.0))
-
-
-def dsg_step(alpha: np.ndarray, t: int, phi: np.ndarray, f: float, y: float, *,
-             derivative: Callable[[float, float], float], step: float, decay: float) -> None:
-    """One DSG update in place: ``alpha_t`` from ``f(x_t)``, then decay ``alpha_0 .. alpha_{t-1}``.
-
-    ``phi`` is ``phi_t(x_t)``; ``decay`` is ``1 - step * regularization``.
-    """
-    alpha[t] = -step * derivative(f, y) * phi
-    alpha[:t] *= decay
 
 
 def predict(X: np.ndarray, bank: FeatureBank, alpha: np.ndarray, *,

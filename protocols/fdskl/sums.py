@@ -5,7 +5,9 @@ Vertically Partitioned Data", Algorithm 3. One call computes ``w_j^T x_i + b``
 for many pairs at once: every payload is a vector with one entry per pair, so
 the transcript holds one message per tree edge per batch, with the pairs named
 in the metadata (``pairs``: ``[sample, first feature, stop]`` segments, taking
-the requester's features in that range in increasing order).
+the requester's features in that range in increasing order; with several
+features per iteration the requester's are those of its iterations, see
+:func:`fedsec.protocols.fdskl.batches.owned`).
 
 Offsets (``offsets`` parameter of FDSKL):
 
@@ -34,6 +36,7 @@ import numpy as np
 
 from fedsec.network import Network
 from fedsec.protocols.fdskl import tags
+from fedsec.protocols.fdskl.batches import owned, owned_slice
 from fedsec.protocols.fdskl.trees import Tree, edges, holder, leaves
 
 OFFSET_MODES = ("per-feature", "fresh", "none")
@@ -84,23 +87,13 @@ class Pairs:
         return int(self.features.size)
 
 
-def owned(start: int, stop: int, residue: int, stride: int) -> np.ndarray:
-    """Features ``j`` in ``[start, stop)`` with ``j % stride == residue`` (a requester's).
-
-    Examples
-    --------
-    >>> owned(3, 10, 1, 2).tolist()
-    [3, 5, 7, 9]
-    """
-    first = start + (residue - start) % stride
-    return np.arange(first, stop, stride)
-
-
-def pairs_of(segments: Sequence[tuple[int, int, int]], residue: int, stride: int) -> Pairs:
-    """A requester's pairs from a batch's ``(sample, start, stop)`` segments."""
+def pairs_of(segments: Sequence[tuple[int, int, int]], residue: int, stride: int,
+             group: int = 1) -> Pairs:
+    """A requester's pairs from a batch's ``(sample, start, stop)`` segments (``group``:
+    features per iteration, see :func:`owned`)."""
     samples, features, kept = [], [], []
     for s, start, stop in segments:
-        js = owned(start, stop, residue, stride)
+        js = owned(start, stop, residue, stride, group)
         if js.size:
             samples.append(np.full(js.size, s))
             features.append(js)
@@ -111,7 +104,7 @@ def pairs_of(segments: Sequence[tuple[int, int, int]], residue: int, stride: int
 
 
 def partial_products(W: np.ndarray, X: np.ndarray, pairs: Pairs, residue: int, stride: int,
-                     offsets: np.ndarray | None = None) -> np.ndarray:
+                     offsets: np.ndarray | None = None, group: int = 1) -> np.ndarray:
     """One worker's ``(w_j)_{G_l}^T (x_i)_{G_l}`` for every pair (``W``: its columns of w).
 
     With per-feature ``offsets``, each value comes out masked: ``+ offsets[j]``.
@@ -119,7 +112,7 @@ def partial_products(W: np.ndarray, X: np.ndarray, pairs: Pairs, residue: int, s
     out = np.empty(pairs.size)
     at = 0
     for s, start, stop in pairs.segments:
-        js = slice(start + (residue - start) % stride, stop, stride)
+        js = owned_slice(start, stop, residue, stride, group)
         block = W[js]
         m = block.shape[0]
         np.dot(block, X[s], out=out[at:at + m])

@@ -18,9 +18,10 @@ PARTIAL_DOT = "fdskl.partial_dot"
 OFFSET_SUM = "fdskl.offset_sum"
 """Offsets summed along T2 (all workers but ``l'``), removed by the requester."""
 SAMPLE_INDEX = "fdskl.sample_index"
-"""The sample indices a requester picked, sent down T1."""
+"""The sample indices a requester picked, sent down T1: rows are its iterations, then their
+``batch_size`` samples, then the ``l'`` of their ``features_per_iteration`` features."""
 PARTIAL_PREDICTION = "fdskl.partial_prediction"
-"""Each worker's share of ``f(x)`` summed along a tree."""
+"""Each worker's share of ``f(x)`` summed along a tree (one value per sample of the batch)."""
 TREE_PLAN = "fdskl.tree_plan"
 """A requester's T1 and T2 trees, sent down T1 (JSON)."""
 FEATURE_COLUMNS = "fdskl.feature_columns"
@@ -28,7 +29,15 @@ FEATURE_COLUMNS = "fdskl.feature_columns"
 COLUMN_STATISTICS = "fdskl.column_statistics"
 """Per-worker column statistics summed along T1 (for the kernel width)."""
 KERNEL_WIDTH = "fdskl.kernel_width"
-"""The kernel width computed from the statistics, sent down T1."""
+"""The kernel width computed from the statistics (or the median distance), sent down T1."""
+WIDTH_PAIRS = "fdskl.width_pairs"
+"""The sample pairs whose distances the median heuristic takes, sent down T1 (2 × n_pairs)."""
+PARTIAL_DISTANCE = "fdskl.partial_distance"
+"""Each worker's partial distances of the sampled pairs (masked unless offsets=none), summed
+along T1; their total, the pairs' full distances, reaches the requester."""
+DISTANCE_MASK = "fdskl.distance_mask"
+"""The masks of :data:`PARTIAL_DISTANCE`, summed along a tree over the workers but the requester
+and delivered to it."""
 
 # -- metadata keys ---------------------------------------------------------------------------
 TREE = "tree"
@@ -51,6 +60,8 @@ OWNER_STRIDE = "owner_stride"
 PICKER = "picker"
 ITERATION = "iteration"
 SAMPLE = "sample"
+SAMPLES = "samples"
+"""A mini-batch's samples (the partial predictions of one iteration, when batch_size > 1)."""
 
 # -- what a worker keeps (its private store, under value/) -------------------------------------
 PRIVATE_OFFSETS = "offsets"
@@ -62,6 +73,8 @@ SHARED_SEED_KEY = "dsg:shared-seed"
 PHASE_KEY = "dsg:phases"
 SAMPLE_KEY = "dsg:samples"
 """Simulation streams of DSG's phases ``b_j`` and sample picks (the reference's too)."""
+WIDTH_PAIRS_KEY = "dsg:width-pairs"
+"""Simulation stream of the pairs the median heuristic measures (the reference's too)."""
 
 # -- transcripts written before the namespace ------------------------------------------------
 RENAMED: dict[str, str] = {

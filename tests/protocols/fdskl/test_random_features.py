@@ -52,21 +52,6 @@ def test_scale_width_matches_scikit_learns_scale_gamma() -> None:
     assert 1.0 / (2 * width**2) == pytest.approx(1.0 / (X.shape[1] * X.var()))
 
 
-def test_revisited_samples_only_need_the_new_features() -> None:
-    last = np.full(4, -1)
-    first = dsg.segment_starts(np.array([1, 3, 1]), 0, last)
-    second = dsg.segment_starts(np.array([3, 0]), 3, last)
-    assert first == [(1, 0, 1), (3, 0, 2), (1, 1, 3)]
-    assert second == [(3, 2, 4), (0, 0, 5)]
-
-
-def test_dsg_step_follows_equation_7() -> None:
-    alpha = np.array([1.0, 2.0, 0.0])
-    rf.dsg_step(alpha, 2, 0.5, 0.0, 1.0, derivative=rf.loss_derivative("square"), step=0.1,
-                decay=0.9)
-    assert alpha.tolist() == pytest.approx([0.9, 1.8, -0.1 * (2 * (0.0 - 1.0)) * 0.5])
-
-
 def test_bad_parameters_are_refused_with_the_standard_message() -> None:
     with pytest.raises(ValidationError, match="'kernel' parameter of protocol 'dsg'"):
         dsg.DSGParams(kernel="poly")
