@@ -7,7 +7,9 @@ Run: ``python tests/benchmarks/bench_audit.py`` (under the shared lock). A 16-ce
   serial runs used before they were limited) and with one thread (the default): wall and CPU
   seconds;
 - with the local pool's two jobs: the speed-up over the one-thread serial run (goal: at least
-  1.7x on 2 cores);
+  1.7x on 2 cores), alternated with it ``--repeat`` times (default 3: single runs on a shared
+  virtual machine vary by a quarter), beside how much slower each cell runs when two run at
+  once, and the machine's own ceiling: two processes spinning pure Python against one;
 - with ``--executor dask`` on a local cluster of two workers, start-up included, against the
   pool; then again on the warm cluster, for the scheduler's overhead per cell: the worker
   seconds not spent inside cells, per cell (the pool's figure beside it);
@@ -84,7 +86,32 @@ def best_speed_up(cells: list[dict]) -> float:
     return sum(loads) / max(loads)
 
 
+def _spin(n: int) -> float:
+    start = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i * i
+    return time.perf_counter() - start
+
+
+def machine_ceiling(n: int = 10_000_000) -> float:
+    """Two processes' speed-up on independent pure-Python work over one doing both."""
+    import multiprocessing
+
+    one = _spin(n) + _spin(n)
+    with multiprocessing.get_context("fork").Pool(N_WORKERS) as workers:
+        start = time.perf_counter()
+        workers.map(_spin, [n] * N_WORKERS)
+        both = time.perf_counter() - start
+    return one / both
+
+
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.toml"
@@ -98,6 +125,11 @@ def main() -> None:
         serial = timed(spec, Path(tmp) / "serial-1")
         del os.environ[ENVIRONMENT_VARIABLE]
         pool = timed(spec, Path(tmp) / "pool", jobs=N_WORKERS)
+        pairs, ceilings = [(serial, pool)], [machine_ceiling()]
+        for i in range(args.repeat - 1):  # alternated, so drift hits both alike
+            pairs.append((timed(spec, Path(tmp) / f"serial-again-{i}"),
+                          timed(spec, Path(tmp) / f"pool-again-{i}", jobs=N_WORKERS)))
+            ceilings.append(machine_ceiling())
         dask = timed(spec, Path(tmp) / "dask", executor="dask", jobs=N_WORKERS)
         warm = _warm_dask(spec, Path(tmp))
         start = time.perf_counter()
@@ -112,6 +144,15 @@ def main() -> None:
           f"serial run {serial[0] / pool[0]:.2f}x (goal >= 1.7x; the cells' own times allow "
           f"{best_speed_up(serial[2]):.2f}x); over the library-threads run "
           f"{default[0] / pool[0]:.2f}x")
+    ups = [one[0] / two[0] for one, two in pairs]
+    slower = [sum(c["seconds"] for c in two[2]) / sum(c["seconds"] for c in one[2])
+              for one, two in pairs]
+    print(f"--jobs 2 against one-thread serial, {len(pairs)} alternated runs: speed-up "
+          f"{min(ups):.2f}-{max(ups):.2f}x; each cell takes {min(slower):.2f}-{max(slower):.2f}x "
+          f"its serial time when two run at once; the machine's ceiling (two processes "
+          f"spinning Python against one) {min(ceilings):.2f}-{max(ceilings):.2f}x")
+    print("  runs (serial s / pool s): " + ", ".join(f"{one[0]:.1f}/{two[0]:.1f}"
+                                                   for one, two in pairs))
     print(f"--executor dask, 2 workers, start-up included: {dask[0]:.1f} s wall, "
           f"{dask[1]:.1f} CPU-s, {dask[0] / pool[0]:.2f}x the pool's time; on the warm "
           f"cluster {warm[0]:.1f} s")
