@@ -109,7 +109,7 @@ class TranscriptWriter:
         self.tally: Tally | None = None if path is None else Tally()
         self._disk: DiskWriter | None = None
         if self._sink is not None:
-            self._disk = DiskWriter(self._sink)
+            self._disk = DiskWriter(self._sink, self._chain)
             self._disk.start()
             # a writer dropped without close() still lets its thread end
             weakref.finalize(self, self._disk.inbox.put, None)
@@ -197,17 +197,11 @@ class TranscriptWriter:
         """Chain the pending messages of a writer without a file, as one batch."""
         raws = self._pending_raw
         payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
-        self._chained(to_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT), payloads,
-                               self._pending_meta))
+        self._chain.add(to_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT), payloads,
+                                 self._pending_meta))
+        self._checkpoints.append((self._chain.n, self._chain.head()))
         self._pending, self._pending_meta, self._pending_raw = [], [], []
         self._pending_bytes = 0
-
-    def _chained(self, batch: pa.RecordBatch) -> bytes:
-        """Feed ``batch`` to the chain; the chain value after it (kept as a checkpoint)."""
-        self._chain.add(batch)
-        head = self._chain.head()
-        self._checkpoints.append((self._chain.n, head))
-        return head
 
     def _send(self, rows: Sequence[Message], metas: Sequence[str], payloads: pa.Buffer) -> None:
         disk = self._disk
@@ -215,7 +209,7 @@ class TranscriptWriter:
         batch = to_batch(rows, disk.sink.schema, payloads, metas)
         assert self.tally is not None  # a file-backed writer counts what it writes
         self.tally.add(rows)
-        disk.submit(batch, rows[-1].seq + 1, self._chained(batch), payloads.size)
+        disk.submit(batch, payloads.size)  # chained by the disk thread, in order
         self._last_flush = perf_counter()
 
     def flush(self) -> None:
@@ -243,6 +237,13 @@ class TranscriptWriter:
         if self._transcript is None:
             self._arena.release()
             self.flush()
+            disk = self._disk
+            if disk is not None:  # every batch chained and written first
+                disk.inbox.put(None)
+                disk.join()
+                if disk.error is not None:
+                    raise self._failed()
+                self._checkpoints = disk.checkpoints
             head = self._chain.head()
             footer: dict[str, Any] = {
                 "status": status, "n_messages": self._count, "head": head.hex(),
@@ -252,13 +253,9 @@ class TranscriptWriter:
             footer["end"] = seal(head, footer).hex()
             if self._sign_key is not None:
                 footer.update(sign(self._sign_key, footer["end"]))
-            if self._disk is not None:
-                self._disk.inbox.put(None)
-                self._disk.join()
-                if self._disk.error is not None:
-                    raise self._failed()
-                self._disk.sink.finish(footer)
-                messages: Sequence[Message] = MessageLog(self._disk.sink.path, self._count)
+            if disk is not None:
+                disk.sink.finish(footer)
+                messages: Sequence[Message] = MessageLog(disk.sink.path, self._count)
             else:
                 messages = tuple(self._messages)
             self._transcript = Transcript(header=self.header, messages=messages, footer=footer,

@@ -93,20 +93,21 @@ def test_written_chunks_are_reused_when_nothing_views_them(
 def test_the_disk_thread_bounds_what_waits_to_be_written(tmp_path: Path) -> None:
     import threading
 
+    from fedsec.transcript.batch_chain import BatchChain
     from fedsec.transcript.sink import ArrowSink, to_batch
 
     sink = ArrowSink(tmp_path / "t.arrow", "{}")
     released = threading.Event()
     write = sink.write_batch
     sink.write_batch = lambda *args: (released.wait(10), write(*args))  # type: ignore[method-assign]
-    disk = DiskWriter(sink, max_in_flight=1000)
+    disk = DiskWriter(sink, BatchChain("{}"), max_in_flight=1000)
     disk.start()
     empty = to_batch([], sink.schema)
     submitted: list[int] = []
 
     def producer() -> None:
         for i in range(3):
-            disk.submit(empty, 0, b"\0" * 32, 600)
+            disk.submit(empty, 600)
             submitted.append(i)
 
     thread = threading.Thread(target=producer)
