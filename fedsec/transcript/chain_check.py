@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from fedsec.transcript.batch_chain import BATCH_FORMATS, BatchChain, ChainDamage
+from fedsec.transcript.columns import numbers
 from fedsec.transcript.message import (
     CHAIN_FORMAT,
     SEALED_FORMATS,
@@ -195,7 +196,10 @@ class BatchChainCheck(ChainCheck):
         if not rows:
             return True
         seqs = batch.column(batch.schema.get_field_index("seq"))
-        wrong = np.flatnonzero(np.asarray(seqs) != np.arange(n, n + rows))
+        if seqs.null_count:
+            return self._broken(n, f"messages {n} to {n + rows - 1}: column seq has a missing "
+                                "value")
+        wrong = np.flatnonzero(numbers(seqs) != np.arange(n, n + rows))
         if len(wrong):
             return self._broken(n + int(wrong[0]), f"message at position {n + int(wrong[0])} "
                                 f"has sequence number {seqs[int(wrong[0])]}: messages were "

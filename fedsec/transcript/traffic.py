@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from fedsec.cost import Tally
 from fedsec.transcript import arrow_format as fmt
+from fedsec.transcript.columns import numbers
 
 
 def count_batch(tally: Tally, batch: pa.RecordBatch) -> None:
@@ -24,12 +25,13 @@ def count_batch(tally: Tally, batch: pa.RecordBatch) -> None:
     columns = {fmt.field_name(name): batch.column(i) for i, name in enumerate(batch.schema.names)}
     parties, sender, receiver = _parties(columns["sender"], columns["receiver"])
     tags, tag = _codes(columns["tag"])
-    size = np.asarray(columns["size"], dtype=np.int64)
-    crypto = np.asarray(columns["crypto_seconds"], dtype=np.float64)
-    if crypto.any():
-        _crypto(tally.by_party, parties, sender, crypto)
-        _crypto(tally.by_tag, tags, tag, crypto)
-        tally.crypto_total += float(crypto[crypto != 0].sum())
+    size = numbers(columns["size"])
+    crypto = numbers(columns["crypto_seconds"])
+    for i in np.flatnonzero(crypto).tolist():  # in order, adding as Tally.add does
+        seconds = float(crypto[i])
+        tally.crypto_total += seconds
+        for entry in (tally.by_party[parties[sender[i]]], tally.by_tag[tags[tag[i]]]):
+            entry["crypto_seconds"] = entry.get("crypto_seconds", 0.0) + seconds
     moved = sender != receiver  # a party's own record (e.g. key generation) is not traffic
     if not moved.any():
         return
@@ -42,7 +44,7 @@ def count_batch(tally: Tally, batch: pa.RecordBatch) -> None:
             entry = tally.by_party[parties[i]]
             entry[f"messages_{what}"] += int(counts[i])
             entry[f"bytes_{what}"] += int(sums[i])
-    rounds, round_ = np.unique(np.asarray(columns["round"])[moved], return_inverse=True)
+    rounds, round_ = np.unique(numbers(columns["round"])[moved], return_inverse=True)
     phases, phase = _codes(columns["phase"])
     groups: list[tuple[Mapping, list, np.ndarray]] = [
         (tally.by_round, [int(r) for r in rounds], round_),
@@ -58,7 +60,7 @@ def count_batch(tally: Tally, batch: pa.RecordBatch) -> None:
 def _codes(column: pa.Array) -> tuple[list[str], np.ndarray]:
     """The distinct values of a string column and each row's index among them."""
     encoded = column.dictionary_encode()
-    return encoded.dictionary.to_pylist(), np.asarray(encoded.indices, dtype=np.int64)
+    return encoded.dictionary.to_pylist(), numbers(encoded.indices).astype(np.int64)
 
 
 def _parties(senders: pa.Array, receivers: pa.Array) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -77,12 +79,3 @@ def _sums(codes: np.ndarray, size: np.ndarray, n: int) -> tuple[np.ndarray, np.n
     counts = np.bincount(codes, minlength=n)
     sums = np.rint(np.bincount(codes, weights=size.astype(np.float64), minlength=n))
     return counts, sums.astype(np.int64)
-
-
-def _crypto(table: Mapping, names: list[str], codes: np.ndarray, seconds: np.ndarray) -> None:
-    """Add each name's protection time (only names with some, as :meth:`Tally.add` does)."""
-    busy = seconds != 0
-    for i in np.unique(codes[busy]):
-        entry = table[names[int(i)]]
-        entry["crypto_seconds"] = entry.get("crypto_seconds", 0.0) + float(
-            seconds[busy & (codes == i)].sum())
