@@ -8,7 +8,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from queue import SimpleQueue
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -18,10 +18,6 @@ from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.batch_chain import BatchChain
 from fedsec.transcript.columns import column
 from fedsec.transcript.message import Message, canonical_json
-from fedsec.transcript.traffic import count_batch
-
-if TYPE_CHECKING:  # pragma: no cover
-    from fedsec.cost import Tally
 
 EMPTY_META = "{}"
 #: Payload bytes that may wait for the disk thread before the run waits for it.
@@ -87,17 +83,14 @@ class DiskWriter(threading.Thread):
     be written: a run that produces faster than the disk takes waits (:meth:`submit`), so
     what the transcript holds in memory does not grow with it. ``chain`` is fed each batch
     before it is written, and the chain value after it goes into the batch's metadata and onto
-    ``checkpoints``; ``tally`` counts each written batch's traffic from its columns
-    (:func:`~fedsec.transcript.traffic.count_batch`). The recording thread reads them only
-    after :meth:`join`.
+    ``checkpoints``; the recording thread reads either only after :meth:`join`.
     """
 
-    def __init__(self, sink: ArrowSink, chain: BatchChain, tally: Tally | None = None,
+    def __init__(self, sink: ArrowSink, chain: BatchChain,
                  max_in_flight: int | None = None) -> None:
         super().__init__(name="fedsec-transcript", daemon=True)
         self.sink = sink
         self.chain = chain
-        self.tally = tally
         self.checkpoints: list[tuple[int, bytes]] = []
         self.inbox: SimpleQueue[tuple[pa.RecordBatch, int] | None] = SimpleQueue()
         self.error: BaseException | None = None
@@ -123,8 +116,6 @@ class DiskWriter(threading.Thread):
                     head = self.chain.head()
                     self.checkpoints.append((self.chain.n, head))
                     self.sink.write_batch(batch, self.chain.n, head)
-                    if self.tally is not None:
-                        count_batch(self.tally, batch)
                 except BaseException as error:  # raised in the recording thread
                     self.error = error
             del batch, item

@@ -104,13 +104,12 @@ class TranscriptWriter:
         self._last_flush = self._start
         self._transcript: Transcript | None = None
         self._sink = None if path is None else ArrowSink(path, self._header_json)
-        #: The traffic written, counted from each batch's columns as it goes to disk (a
-        #: file-backed writer keeps no message to count afterwards), complete once the writer
-        #: is closed; None for a writer without a file.
+        #: The traffic written so far, counted as batches go to disk (a file-backed writer
+        #: keeps no message to count afterwards); None for a writer without a file.
         self.tally: Tally | None = None if path is None else Tally()
         self._disk: DiskWriter | None = None
         if self._sink is not None:
-            self._disk = DiskWriter(self._sink, self._chain, self.tally)
+            self._disk = DiskWriter(self._sink, self._chain)
             self._disk.start()
             # a writer dropped without close() still lets its thread end
             weakref.finalize(self, self._disk.inbox.put, None)
@@ -208,6 +207,9 @@ class TranscriptWriter:
         disk = self._disk
         assert disk is not None  # only a writer streaming to a file sends batches
         batch = to_batch(rows, disk.sink.schema, payloads, metas)
+        assert self.tally is not None  # a file-backed writer counts what it writes
+        self.tally.add(rows)  # (per message, but cheaper than per batch for a run's few-row
+        # batches: a large payload goes into a batch of its own)
         disk.submit(batch, payloads.size)  # chained by the disk thread, in order
         self._last_flush = perf_counter()
 
