@@ -1,6 +1,6 @@
 """Audit engine speed (a plain script): serial threads, parallel speed-up, Dask, report cost.
 
-Run: ``python tests/benchmarks/bench_audit.py`` (under the shared lock). A 16-cell audit
+Run: ``python tests/benchmarks/bench_audit.py`` (with nothing else running). A 16-cell audit
 (FedCG naive and secure, plain and noise, four landmark counts, on Breast Cancer) runs
 
 - serially with the linear-algebra libraries' own thread count (``FEDSEC_THREADS=all``, what

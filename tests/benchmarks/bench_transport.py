@@ -4,10 +4,10 @@ Runs the two commands in rotation (so a busy spell hits both alike), each as a f
 and prints per transport: the best and the range of the process's wall time and of the
 protocol's own wall time (``cost.total.wall_seconds`` in result.json; with tcp it includes
 starting the party processes), the messages, payload bytes, and for tcp the bytes on the
-sockets and the connections opened. Checks that both give the same chain head. Run it under
-the shared lock::
+sockets and the connections opened. Checks that both give the same chain head. Run it with
+nothing else running::
 
-    flock /work/bench.lock python tests/benchmarks/bench_transport.py --repeat 5
+    python tests/benchmarks/bench_transport.py --repeat 5
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ Times, side by side in one run and in rotation (so a busy spell hits every comma
 ``fedsec run secure-sum --dataset iris --out TMP``, each as a fresh process. Prints the best
 and the range of each, the ratios of the best times to the floors, and the verdict on the
 goals: ``--help`` under 0.3 s and the iris run under 1 s of wall time (meant for an idle
-machine; run it under the shared lock)::
+machine: run nothing else meanwhile)::
 
-    flock /work/bench.lock python tests/benchmarks/startup.py --repeat 7
+    python tests/benchmarks/startup.py --repeat 7
 
 ``--baseline DIR`` also times the two fedsec commands with ``DIR`` first on ``PYTHONPATH``
 (an older fedsec laid out as installed, ``fedsec/protocols`` and the other plug-in folders
