@@ -125,7 +125,7 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
                 else:
                     assert cols is not None  # decoded
                     intact = intact and chain.add_columns(cols)
-                if tally is not None:
+                if tally is not None and intact:  # (past a break the verdict says enough)
                     count_batch(tally, batch)
                 yield cols if decode else None
 

@@ -26,7 +26,9 @@ def count_batch(tally: Tally, batch: pa.RecordBatch) -> None:
     parties, sender, receiver = _parties(columns["sender"], columns["receiver"])
     tags, tag = _codes(columns["tag"])
     size = numbers(columns["size"])
-    crypto = numbers(columns["crypto_seconds"])
+    # timings are not chained: a file may hold a missing one, counted as none
+    timings = columns["crypto_seconds"]
+    crypto = np.zeros(len(size)) if timings.null_count else numbers(timings)
     for i in np.flatnonzero(crypto).tolist():  # in order, adding as Tally.add does
         seconds = float(crypto[i])
         tally.crypto_total += seconds

@@ -50,3 +50,15 @@ def _rounded(value: object) -> object:
     if isinstance(value, dict):
         return {k: _rounded(v) for k, v in value.items()}
     return round(value, 9) if isinstance(value, float) else value
+
+
+def test_a_missing_timing_counts_as_none() -> None:
+    import pyarrow as pa
+
+    messages = [message(i, ("a", "b", 0, "setup", "x", 10, 0.5)) for i in range(3)]
+    batch = to_batch([(m, encode(m.payload)[3]) for m in messages], bare_schema("4"))
+    at = batch.schema.get_field_index("crypto_seconds")
+    holed = batch.set_column(at, "crypto_seconds", pa.array([0.5, None, 0.5]))
+    tally = Tally()
+    count_batch(tally, holed)
+    assert tally.total == {"messages": 3, "bytes": 30}
