@@ -194,11 +194,10 @@ class MessageStream:
         """Each validated batch with the chain value its metadata records after it (None when
         it records none or an unreadable one) and, with ``decode``, its checked columns: what
         a format-4 chain is checked from (:meth:`BatchChainCheck.add_batch`)."""
-        for batch, custom, cols in self._checked(decode):
-            yield batch, _checkpoint(custom) if batch.num_rows else None, cols
+        yield from self._checked(decode)
 
     def _checked(self, decode: bool = True
-                 ) -> Iterator[tuple[pa.RecordBatch, Any, Columns | None]]:
+                 ) -> Iterator[tuple[pa.RecordBatch, bytes | None, Columns | None]]:
         if not self._same_header:
             self._damaged("the run header at the start of the file differs from the copy in "
                           "the file's index (a stream reader would see another run)")
@@ -223,7 +222,7 @@ class MessageStream:
             checkpoint = _checkpoint(custom) if batch.num_rows else None
             if checkpoint is not None:
                 self.checkpoints.append((self.n_read, checkpoint))
-            yield batch, custom, cols
+            yield batch, checkpoint, cols
         if self.footer is None and self.damaged_at is None and not self.problems:
             if self._file is not None:
                 self._damaged("the file's index lists no end record")
