@@ -179,14 +179,14 @@ class MessageStream:
         """Each batch's checked columns (:func:`checked_columns`), in order; the fast way to
         the chain of formats 1 to 3 (:meth:`ChainCheck.add_columns`) without building
         messages."""
-        for _, _, cols in self._checked():
+        for _, _, cols in self.chain_batches(decode=True):
             assert cols is not None  # decoded
             yield cols
 
     def record_batches(self, decode: bool = True) -> Iterator[pa.RecordBatch]:
         """Each checked batch as Arrow holds it (payloads as wire bytes); with
         ``decode=False`` validated only, its messages' fields not decoded."""
-        for batch, _, _ in self._checked(decode):
+        for batch, _, _ in self.chain_batches(decode):
             yield batch
 
     def chain_batches(self, decode: bool = False
@@ -194,10 +194,6 @@ class MessageStream:
         """Each validated batch with the chain value its metadata records after it (None when
         it records none or an unreadable one) and, with ``decode``, its checked columns: what
         a format-4 chain is checked from (:meth:`BatchChainCheck.add_batch`)."""
-        yield from self._checked(decode)
-
-    def _checked(self, decode: bool = True
-                 ) -> Iterator[tuple[pa.RecordBatch, bytes | None, Columns | None]]:
         if not self._same_header:
             self._damaged("the run header at the start of the file differs from the copy in "
                           "the file's index (a stream reader would see another run)")

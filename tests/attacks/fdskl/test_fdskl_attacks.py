@@ -1,4 +1,5 @@
-"""Linear inference and tree collusion on FDSKL: what a worker or a coalition recovers."""
+"""Linear inference and tree collusion on FDSKL: what a worker or a coalition recovers, from
+single-sample and mini-batch transcripts."""
 
 from __future__ import annotations
 
@@ -171,3 +172,37 @@ def test_attack_needs_an_fdskl_or_known_transcript() -> None:
     view = build_view(result.transcript, "aggregator", result.private)
     assert "no equation extractor" in create("attack", "linear-inference").not_applicable(view)
     assert fdskl_systems  # the extractor is importable for other protocols' audits
+
+
+# Mini-batch transcripts: a message carries many samples' sums, and an iteration's several
+# features belong to its requester.
+BATCH = {"n_iterations": 150, "batch_size": 8, "features_per_iteration": 2}
+
+
+@pytest.fixture(scope="module")
+def batch_runs():
+    return {offsets: run(RunConfig(protocol="fdskl", dataset="breast_cancer",
+                                   partition="vertical:parties=4",
+                                   params={**BATCH, "offsets": offsets}))
+            for offsets in ("none", "per-feature")}
+
+
+def test_unmasked_batches_give_every_worker_away(batch_runs) -> None:
+    _, err = linear(batch_runs["none"], "party1", curve_points=0)
+    assert set(err) == {"party2", "party3", "party4"} and max(err.values()) < 1e-6
+
+
+def test_per_feature_offsets_still_cancel_between_samples_of_a_batch(batch_runs) -> None:
+    _, err = linear(batch_runs["per-feature"], "party2", translated=True, anchor="minmax",
+                    curve_points=0)
+    assert set(err) == {"party3", "party4"} and max(err.values()) < 1e-6
+
+
+def test_tree_collusion_recovers_what_the_trees_predict_from_batches(batch_runs) -> None:
+    result = batch_runs["per-feature"]
+    rec = create("attack", "tree-collusion").run(
+        build_view(result.transcript, "party1,party2", result.private))
+    assert set(rec.info["predicted_from_trees"]) == {"party3", "party4"}
+    err = errors(result, rec, lambda key: rec.info["rows_missing"][key.split("/")[1]])
+    assert set(err) == {"party3", "party4"} and max(err.values()) < 1e-9
+
