@@ -43,9 +43,6 @@ class Arena:
         self._ready: tuple[threading.Thread, np.ndarray] | None = None
         self._retired: list[np.ndarray] = []
 
-    def fits(self, n: int) -> bool:
-        return self.used + n <= len(self.chunk) and len(self.chunk) > 0
-
     def new_chunk(self, n: int) -> None:
         size = max(self._next_bytes, n)
         if len(self.chunk):
@@ -85,11 +82,16 @@ class Arena:
             self._ready[0].join()
             self._ready = None
 
-    def put(self, raw: bytes | np.ndarray, n: int) -> None:
-        """Copy the ``n`` bytes of ``raw`` (bytes, or a uint8 array) in; the caller made room."""
+    def put(self, raw: bytes | np.ndarray, n: int) -> bool:
+        """Copy the ``n`` bytes of ``raw`` (bytes, or a uint8 array) in after the others; False
+        (and nothing copied) when they do not fit in the chunk (see :meth:`new_chunk`)."""
         start = self.used
-        self.used = end = start + n
+        end = start + n
+        if end > len(self.view) or not self.view:  # (no chunk yet: not even 0 bytes fit)
+            return False
+        self.used = end
         if isinstance(raw, bytes):
             self.view[start:end] = raw
         else:
             self.chunk[start:end] = raw
+        return True

@@ -36,9 +36,17 @@ def column(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
     """``values`` (no nulls) as an Arrow array of ``type_``: equal to
     ``pyarrow.array(values, type=type_)``."""
     n = len(values)
+    # a column that repeats one value (a batch's phase, kind, protection, shape...) is built
+    # from that value alone; == is exact for the strings, bytes, ints and tuples of ints
+    # compared here (floats are left out: 0.0 == -0.0)
+    same = n > 1 and not pa.types.is_floating(type_) and values.count(values[0]) == n
     if pa.types.is_string(type_) or pa.types.is_binary(type_) or pa.types.is_large_binary(
             type_):
-        data, lengths = _joined(values)
+        if same:
+            one, _ = _joined(values[:1])
+            data, lengths = one * n, np.full(n, len(one), dtype=np.int64)
+        else:
+            data, lengths = _joined(values)
         offsets = _offsets(lengths, "column", large=pa.types.is_large_binary(type_))
         return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(offsets),
                                                 pa.py_buffer(data)])
@@ -47,15 +55,26 @@ def column(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
             raise TranscriptError(f"A value is not {type_.byte_width} bytes long ({type_}).")
         return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(b"".join(values))])
     if pa.types.is_list(type_):
-        offsets = _offsets(np.fromiter(map(len, values), dtype=np.int64, count=n),
-                           "list column", large=False)
-        flat = list(itertools.chain.from_iterable(values))
-        child = column(flat, type_.value_type)
+        item = _NUMPY.get(str(type_.value_type))
+        if same and item is not None:
+            k = len(values[0])
+            offsets = _offsets(np.full(n, k, dtype=np.int64), "list column", large=False)
+            flat_numbers = np.tile(np.asarray(values[0], dtype=item), n)
+            child = pa.Array.from_buffers(type_.value_type, n * k,
+                                          [None, pa.py_buffer(flat_numbers)])
+        else:
+            offsets = _offsets(np.fromiter(map(len, values), dtype=np.int64, count=n),
+                               "list column", large=False)
+            flat = list(itertools.chain.from_iterable(values))
+            child = column(flat, type_.value_type)
         return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(offsets)], children=[child])
     dtype = _NUMPY.get(str(type_))
     if dtype is None:  # pragma: no cover - the schema holds no other type
         raise TranscriptError(f"No column builder for Arrow type {type_}.")
-    numbers = np.asarray(values, dtype=dtype)  # an int out of range raises OverflowError
+    if same:  # an int out of range raises OverflowError, as np.asarray does
+        numbers = np.full(n, np.asarray(values[0], dtype=dtype), dtype=dtype)
+    else:
+        numbers = np.asarray(values, dtype=dtype)
     return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(numbers)])
 
 

@@ -23,6 +23,12 @@ KINDS = (ARRAY, BYTES)
 
 _ALLOWED_DTYPE_KINDS = frozenset("biufc")
 _BIG_ENDIAN_HOST = sys.byteorder == "big"
+#: The dtypes whose arrays travel in their own byte layout, and their wire dtype strings:
+#: the bool and numeric types in this host's order when it is little-endian (a big-endian
+#: host's arrays are swapped by :func:`wire_view`). A record's fast path looks them up.
+WIRE_DTYPES: dict[np.dtype, str] = {} if _BIG_ENDIAN_HOST else {
+    np.dtype(code): np.dtype(code).str for code in "?bBhHiIlLqQefdgFDG"
+}
 
 
 def encode(value: Any) -> tuple[str, str, tuple[int, ...], bytes]:

@@ -8,18 +8,18 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from queue import SimpleQueue
-from typing import Any, cast
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from fedsec.cost import Tally
 from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.batch_chain import BatchChain
-from fedsec.transcript.columns import column
 from fedsec.transcript.message import Message, canonical_json
+from fedsec.transcript.rows import row_of, rows_batch
+from fedsec.transcript.traffic import count_batch
 
-EMPTY_META = "{}"
 #: Payload bytes that may wait for the disk thread before the run waits for it.
 IN_FLIGHT_BYTES = 64 << 20
 
@@ -83,14 +83,16 @@ class DiskWriter(threading.Thread):
     be written: a run that produces faster than the disk takes waits (:meth:`submit`), so
     what the transcript holds in memory does not grow with it. ``chain`` is fed each batch
     before it is written, and the chain value after it goes into the batch's metadata and onto
-    ``checkpoints``; the recording thread reads either only after :meth:`join`.
+    ``checkpoints``; its traffic is added to ``tally`` (by columns: Arrow and numpy do most of
+    it without the interpreter lock). The recording thread reads them only after :meth:`join`.
     """
 
-    def __init__(self, sink: ArrowSink, chain: BatchChain,
+    def __init__(self, sink: ArrowSink, chain: BatchChain, tally: Tally,
                  max_in_flight: int | None = None) -> None:
         super().__init__(name="fedsec-transcript", daemon=True)
         self.sink = sink
         self.chain = chain
+        self.tally = tally
         self.checkpoints: list[tuple[int, bytes]] = []
         self.inbox: SimpleQueue[tuple[pa.RecordBatch, int] | None] = SimpleQueue()
         self.error: BaseException | None = None
@@ -116,6 +118,7 @@ class DiskWriter(threading.Thread):
                     head = self.chain.head()
                     self.checkpoints.append((self.chain.n, head))
                     self.sink.write_batch(batch, self.chain.n, head)
+                    count_batch(self.tally, batch)
                 except BaseException as error:  # raised in the recording thread
                     self.error = error
             del batch, item
@@ -124,33 +127,10 @@ class DiskWriter(threading.Thread):
                 self._written.notify_all()
 
 
-def to_batch(rows: Sequence[Message] | Sequence[tuple[Message, bytes]], schema: pa.Schema,
-             payloads: pa.Buffer | None = None, metas: Sequence[str] | None = None
-             ) -> pa.RecordBatch:
-    """Rows as one batch; ``payloads`` holds their payload bytes back to back, else they are
-    given as ``(message, raw)`` pairs and joined. ``metas`` are the rows' metadata as the
-    chain covered it (canonical JSON), when the caller has it already."""
-    if not rows:
-        return pa.RecordBatch.from_arrays([column([], f.type) for f in schema], schema=schema)
-    if payloads is None:
-        pairs = cast("Sequence[tuple[Message, bytes]]", rows)
-        messages = [m for m, _ in pairs]
-        raws = [raw for _, raw in pairs]
-        payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
-        lengths = [len(raw) for raw in raws]
-    else:
-        messages = list(cast("Sequence[Message]", rows))
-        lengths = [len(m.payload) if isinstance(m.payload, bytes) else m.payload.nbytes
-                   for m in messages]
-    offsets = np.zeros(len(messages) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    payload = pa.Array.from_buffers(pa.large_binary(), len(messages),
-                                    [None, pa.py_buffer(offsets), payloads])
-    columns: dict[str, Sequence[Any]] = dict(
-        zip(Message._fields, zip(*messages, strict=True), strict=True)
-    )
-    columns["meta"] = (list(metas) if metas is not None else
-                       [m.meta_json if m.meta else EMPTY_META for m in messages])
-    arrays = [payload if f.name == "payload" else
-              column(columns[fmt.field_name(f.name)], f.type) for f in schema]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+def to_batch(pairs: Sequence[tuple[Message, bytes]], schema: pa.Schema) -> pa.RecordBatch:
+    """``(message, wire bytes)`` pairs as one batch of ``schema`` (their own positions, and their
+    chain values where the format has a digest column)."""
+    raws = [raw for _, raw in pairs]
+    rows = [row_of(m, len(raw)) for m, raw in pairs]
+    return rows_batch(rows, schema, pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws)),
+                      [m.seq for m, _ in pairs], [m.digest for m, _ in pairs])

@@ -20,15 +20,14 @@ from fedsec.transcript.batch_chain import BATCH_FORMATS, BatchChain
 from fedsec.transcript.log import MessageLog
 from fedsec.transcript.message import (
     CHAIN_FORMAT,
-    NO_DIGEST,
-    NO_META,
     Message,
     canonical_json,
     seal,
 )
-from fedsec.transcript.payload import encode, wire_view
+from fedsec.transcript.payload import ARRAY, WIRE_DTYPES, encode, wire_view
+from fedsec.transcript.rows import EMPTY_META, RecordedMessages, Row, rows_batch
 from fedsec.transcript.signing import sign
-from fedsec.transcript.sink import EMPTY_META, ArrowSink, DiskWriter, to_batch
+from fedsec.transcript.sink import ArrowSink, DiskWriter, to_batch
 from fedsec.transcript.transcript import Transcript
 
 #: Arrays up to this size are sent as bytes of their own (cheaper to hash and deliver).
@@ -89,11 +88,15 @@ class TranscriptWriter:
         self._header_json = canonical_json(self.header)
         self._chain = BatchChain(self._header_json, CHAIN_FORMAT)
         self._checkpoints: list[tuple[int, bytes]] = []
-        self._messages: list[Message] = []  # in memory only: a file-backed run keeps none
+        # in memory only (a file-backed run keeps none): every message's row, and the
+        # metadata of those that have any, by position (rows.py says why not messages)
+        self._rows: list[Row] = []
+        self._metas: dict[int, Mapping[str, Any]] = {}
         self._count = 0
         self._arena = Arena(prefault=prefault)
-        self._pending: list[Message] = []
-        self._pending_meta: list[str] = []
+        self._pending: list[Row] = []  # recorded, not yet in a batch
+        self._pending_seq = 0  # the first pending message's position
+        self._shape: tuple[int, ...] = ()  # the last small array's shape
         self._pending_raw: list[Any] = []  # in memory: the payloads to chain (bytes, arrays)
         self._pending_bytes = 0
         self._pending_start = 0  # where the pending payloads start in the arena's chunk
@@ -104,12 +107,13 @@ class TranscriptWriter:
         self._last_flush = self._start
         self._transcript: Transcript | None = None
         self._sink = None if path is None else ArrowSink(path, self._header_json)
-        #: The traffic written so far, counted as batches go to disk (a file-backed writer
-        #: keeps no message to count afterwards); None for a writer without a file.
+        #: The traffic written, counted by the disk thread as batches go to disk (a
+        #: file-backed writer keeps no message to count afterwards), complete once the writer
+        #: is closed; None for a writer without a file.
         self.tally: Tally | None = None if path is None else Tally()
         self._disk: DiskWriter | None = None
-        if self._sink is not None:
-            self._disk = DiskWriter(self._sink, self._chain)
+        if self._sink is not None and self.tally is not None:
+            self._disk = DiskWriter(self._sink, self._chain, self.tally)
             self._disk.start()
             # a writer dropped without close() still lets its thread end
             weakref.finalize(self, self._disk.inbox.put, None)
@@ -127,7 +131,7 @@ class TranscriptWriter:
         if self._sink is not None:
             raise TranscriptError("A transcript streamed to a file keeps no messages in memory; "
                                   "read them from close().messages.")
-        return tuple(self._messages)
+        return tuple(RecordedMessages(self._rows, self._metas))
 
     def record(
         self, *, round: int, phase: str, sender: str, receiver: str, tag: str, payload: Any,
@@ -145,40 +149,48 @@ class TranscriptWriter:
             raise TranscriptError("This transcript is closed; start a new run to record more.")
         if self._disk is not None and self._disk.error is not None:
             raise self._failed()
-        kind, dtype, shape, data = wire_view(payload)
-        raw, delivered = _delivered(dtype, shape, data)
-        n = len(raw)
-        if meta:
-            meta_json = canonical_json(meta)
+        if (type(payload) is np.ndarray and payload.nbytes <= SMALL_BYTES
+                and (dtype := WIRE_DTYPES.get(payload.dtype)) is not None):
+            # the common case, inline: a small array whose bytes are the wire bytes
+            kind, shape = ARRAY, payload.shape
+            if shape == self._shape:  # the previous message's, kept: the new tuple is freed
+                shape = self._shape  # at once, so the garbage collector counts one fewer
+            else:
+                self._shape = shape
+            raw: bytes | np.ndarray = payload.tobytes()  # C order, whatever the array's own
+            delivered: np.ndarray | bytes = (  # read-only: bytes cannot change
+                np.frombuffer(raw, payload.dtype) if len(shape) == 1
+                else np.ndarray(shape, payload.dtype, raw))
         else:
-            meta, meta_json = NO_META, EMPTY_META
+            kind, dtype, shape, data = wire_view(payload)
+            raw, delivered = _delivered(dtype, shape, data)
+        n = len(raw)
         seq = self._count
         self._count = seq + 1
-        wire = n if size is None else int(size)
         now = perf_counter()
-        message = Message(seq, round, phase, sender, receiver, tag, kind, protection, key_id,
-                          dtype, shape, delivered, wire, meta, now - self._start,
-                          crypto_seconds, NO_DIGEST)
+        row = (round, phase, sender, receiver, tag, kind, protection, key_id, dtype, shape,
+               n if size is None else int(size), canonical_json(meta) if meta else EMPTY_META,
+               now - self._start, crypto_seconds, delivered, n)
         if self._disk is None:
-            self._messages.append(message)
-            self._pending.append(message)
-            self._pending_meta.append(meta_json)
+            self._rows.append(row)
+            if meta:
+                self._metas[seq] = meta
+            self._pending.append(row)
             self._pending_raw.append(raw)
             self._pending_bytes += n
             if len(self._pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes:
                 self._chain_pending()
         elif n >= OWN_BATCH_BYTES:  # written from its own buffer, in a batch of its own
             self.flush()
-            self._send([message], [meta_json], pa.py_buffer(raw))
+            self._send([row], pa.py_buffer(raw))
         else:
             arena = self._arena
-            if not arena.fits(n):
+            if not arena.put(raw, n):
                 self.flush()  # a batch's payloads stay in one chunk
                 arena.new_chunk(n)
                 self._pending_start = 0
-            arena.put(raw, n)
-            self._pending.append(message)
-            self._pending_meta.append(meta_json)
+                arena.put(raw, n)
+            self._pending.append(row)
             if (len(self._pending) >= self._flush_rows
                     or arena.used - self._pending_start >= self._flush_bytes
                     or now - self._last_flush >= self._flush_seconds):
@@ -188,29 +200,29 @@ class TranscriptWriter:
     def _write_pending(self) -> None:
         """Hand the pending messages, as one batch, to the disk thread."""
         arena = self._arena
-        self._send(self._pending, self._pending_meta,
-                   pa.py_buffer(arena.chunk[self._pending_start:arena.used]))
-        self._pending, self._pending_meta = [], []
+        self._send(self._pending, pa.py_buffer(arena.chunk[self._pending_start:arena.used]))
+        self._pending = []
         self._pending_start = arena.used
 
     def _chain_pending(self) -> None:
         """Chain the pending messages of a writer without a file, as one batch."""
         raws = self._pending_raw
         payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
-        self._chain.add(to_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT), payloads,
-                                 self._pending_meta))
+        self._chain.add(rows_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT), payloads,
+                                   self._pending_seq))
         self._checkpoints.append((self._chain.n, self._chain.head()))
-        self._pending, self._pending_meta, self._pending_raw = [], [], []
+        self._pending, self._pending_raw = [], []
+        self._pending_seq = self._count
         self._pending_bytes = 0
 
-    def _send(self, rows: Sequence[Message], metas: Sequence[str], payloads: pa.Buffer) -> None:
+    def _send(self, rows: Sequence[Row], payloads: pa.Buffer) -> None:
+        """Build the batch of ``rows`` (the next to write) and hand it to the disk thread."""
         disk = self._disk
         assert disk is not None  # only a writer streaming to a file sends batches
-        batch = to_batch(rows, disk.sink.schema, payloads, metas)
-        assert self.tally is not None  # a file-backed writer counts what it writes
-        self.tally.add(rows)  # (per message, but cheaper than per batch for a run's few-row
-        # batches: a large payload goes into a batch of its own)
-        disk.submit(batch, payloads.size)  # chained by the disk thread, in order
+        first = self._pending_seq
+        self._pending_seq = first + len(rows)
+        batch = rows_batch(rows, disk.sink.schema, payloads, first)
+        disk.submit(batch, payloads.size)  # chained, written and counted by the disk thread
         self._last_flush = perf_counter()
 
     def flush(self) -> None:
@@ -258,7 +270,7 @@ class TranscriptWriter:
                 disk.sink.finish(footer)
                 messages: Sequence[Message] = MessageLog(disk.sink.path, self._count)
             else:
-                messages = tuple(self._messages)
+                messages = RecordedMessages(self._rows, self._metas)
             self._transcript = Transcript(header=self.header, messages=messages, footer=footer,
                                           checkpoints=tuple(self._checkpoints))
         return self._transcript

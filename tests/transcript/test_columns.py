@@ -42,3 +42,19 @@ def test_values_that_do_not_fit_are_refused() -> None:
         column([2**31], pa.int32())
     with pytest.raises(TranscriptError, match="32 bytes"):
         column([b"short"], pa.binary(32))
+
+
+@given(st.one_of(st.text(), st.binary()), st.lists(INT64, max_size=4), INT64,
+       st.integers(2, 50))
+def test_repeated_values_equal_pyarrow_array(text: str | bytes, shape: list[int], number: int,
+                                             n: int) -> None:
+    """A column repeating one value is built from that value alone (a batch's constant
+    columns); it must still equal what pyarrow builds."""
+    string_type = pa.string() if isinstance(text, str) else pa.binary()
+    for values, type_ in (([text] * n, string_type), ([tuple(shape)] * n, pa.list_(pa.int64())),
+                          ([number] * n, pa.int64()), ([0.0, -0.0] * n, pa.float64())):
+        built = column(values, type_)
+        built.validate(full=True)
+        assert built.equals(pa.array(values, type=type_))
+    with pytest.raises(OverflowError):
+        column([2**31] * n, pa.int32())

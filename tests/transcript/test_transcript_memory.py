@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedsec.cost import summarize
+from fedsec.cost import Tally, summarize
 from fedsec.errors import TranscriptError
 from fedsec.transcript import TranscriptWriter, read_transcript
 from fedsec.transcript.log import MessageLog
@@ -100,7 +100,7 @@ def test_the_disk_thread_bounds_what_waits_to_be_written(tmp_path: Path) -> None
     released = threading.Event()
     write = sink.write_batch
     sink.write_batch = lambda *args: (released.wait(10), write(*args))  # type: ignore[method-assign]
-    disk = DiskWriter(sink, BatchChain("{}"), max_in_flight=1000)
+    disk = DiskWriter(sink, BatchChain("{}"), Tally(), max_in_flight=1000)
     disk.start()
     empty = to_batch([], sink.schema)
     submitted: list[int] = []
