@@ -59,7 +59,7 @@ def rows_batch(rows: Sequence[Row], schema: pa.Schema, payloads: pa.Buffer,
     back, ``seqs`` is the first row's position (the rest follow it) or every row's, and
     ``digests`` their chain values (formats with a digest column)."""
     n = len(rows)
-    cols = list(zip(*rows)) if n else [()] * (_PAYLOAD_BYTES + 1)
+    cols = list(zip(*rows, strict=False)) if n else [()] * (_PAYLOAD_BYTES + 1)  # (our rows)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.fromiter(cols[_PAYLOAD_BYTES], dtype=np.int64, count=n), out=offsets[1:])
     arrays = []

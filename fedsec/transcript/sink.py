@@ -83,8 +83,10 @@ class DiskWriter(threading.Thread):
     be written: a run that produces faster than the disk takes waits (:meth:`submit`), so
     what the transcript holds in memory does not grow with it. ``chain`` is fed each batch
     before it is written, and the chain value after it goes into the batch's metadata and onto
-    ``checkpoints``; its traffic is added to ``tally`` (by columns: Arrow and numpy do most of
-    it without the interpreter lock). The recording thread reads them only after :meth:`join`.
+    ``checkpoints``; its traffic is added to ``tally``, from its columns (Arrow and numpy do most
+    of it without the interpreter lock) or, for a batch of a few rows, from the messages
+    submitted with it (cheaper one by one). The recording thread reads them only after
+    :meth:`join`.
     """
 
     def __init__(self, sink: ArrowSink, chain: BatchChain, tally: Tally,
@@ -94,34 +96,40 @@ class DiskWriter(threading.Thread):
         self.chain = chain
         self.tally = tally
         self.checkpoints: list[tuple[int, bytes]] = []
-        self.inbox: SimpleQueue[tuple[pa.RecordBatch, int] | None] = SimpleQueue()
+        self.inbox: SimpleQueue[tuple[pa.RecordBatch, int, Sequence[Message] | None] | None] = (
+            SimpleQueue())
         self.error: BaseException | None = None
         self.max_in_flight = IN_FLIGHT_BYTES if max_in_flight is None else max_in_flight
         self._in_flight = 0
         self._written = threading.Condition()
 
-    def submit(self, batch: pa.RecordBatch, n_bytes: int) -> None:
-        """Queue a batch (``n_bytes`` of payload), first waiting while too much is queued."""
+    def submit(self, batch: pa.RecordBatch, n_bytes: int,
+               messages: Sequence[Message] | None = None) -> None:
+        """Queue a batch (``n_bytes`` of payload, and its ``messages`` to count it by, if
+        given), first waiting while too much is queued."""
         with self._written:
             while (self._in_flight and self._in_flight + n_bytes > self.max_in_flight
                    and self.error is None and self.is_alive()):
                 self._written.wait(timeout=1.0)
             self._in_flight += n_bytes
-        self.inbox.put((batch, n_bytes))
+        self.inbox.put((batch, n_bytes, messages))
 
     def run(self) -> None:
         while (item := self.inbox.get()) is not None:
-            batch, n_bytes = item
+            batch, n_bytes, messages = item
             if self.error is None:
                 try:
                     self.chain.add(batch)
                     head = self.chain.head()
                     self.checkpoints.append((self.chain.n, head))
                     self.sink.write_batch(batch, self.chain.n, head)
-                    count_batch(self.tally, batch)
+                    if messages is None:
+                        count_batch(self.tally, batch)
+                    else:
+                        self.tally.add(messages)
                 except BaseException as error:  # raised in the recording thread
                     self.error = error
-            del batch, item
+            del batch, item, messages
             with self._written:
                 self._in_flight -= n_bytes
                 self._written.notify_all()

@@ -25,7 +25,7 @@ from fedsec.transcript.message import (
     seal,
 )
 from fedsec.transcript.payload import ARRAY, WIRE_DTYPES, encode, wire_view
-from fedsec.transcript.rows import EMPTY_META, RecordedMessages, Row, rows_batch
+from fedsec.transcript.rows import EMPTY_META, RecordedMessages, Row, message_of, rows_batch
 from fedsec.transcript.signing import sign
 from fedsec.transcript.sink import ArrowSink, DiskWriter, to_batch
 from fedsec.transcript.transcript import Transcript
@@ -34,6 +34,8 @@ from fedsec.transcript.transcript import Transcript
 SMALL_BYTES = 4096
 #: A payload this large is written in a batch of its own, straight from its own buffer.
 OWN_BATCH_BYTES = 1 << 18
+#: Batches of at least this many messages have their traffic counted from their columns.
+COUNT_BY_COLUMNS = 64
 
 if TYPE_CHECKING:  # pragma: no cover
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -222,7 +224,10 @@ class TranscriptWriter:
         first = self._pending_seq
         self._pending_seq = first + len(rows)
         batch = rows_batch(rows, disk.sink.schema, payloads, first)
-        disk.submit(batch, payloads.size)  # chained, written and counted by the disk thread
+        # chained, written and counted by the disk thread (a batch of a few rows, as a large
+        # payload has, is counted by its messages: counting by columns costs more there)
+        disk.submit(batch, payloads.size, None if len(rows) >= COUNT_BY_COLUMNS else
+                    [message_of(first + i, row) for i, row in enumerate(rows)])
         self._last_flush = perf_counter()
 
     def flush(self) -> None:
