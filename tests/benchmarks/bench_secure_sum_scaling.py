@@ -1,7 +1,7 @@
 """Pairwise-mask secure sums at many parties, against the AES floor and Flower's SecAgg+ masks.
 
 Run: ``python tests/benchmarks/bench_secure_sum_scaling.py [--parties 64,256,1024]
-[--length 4096] [--fraction 0.333] [--repeat 3] [--budget 60]``.
+[--length 4096] [--fraction 0.333] [--repeat 3] [--budget 60] [--no-flower-shares]``.
 
 For each number of senders K and each mask graph (``complete``: every pair; ``harary``: the
 noise backend's ``n_neighbours`` = the smallest even k whose split bound against ``--fraction``
@@ -15,13 +15,18 @@ corrupted senders is at most 2**-40, :func:`fedsec.backends.mask_graph.min_degre
 * the ratio online / floor (the per-mask overhead left);
 * key setup (``key_source=simulation``: one key share per edge through the network; with
   ``--agreement``, ``key_source=agreement``: an X25519 exchange per edge);
-* with Flower installed (``pip install flwr``), Flower's SecAgg+ client masking (its own
-  ``quantize``, ``pseudo_rand_gen``, ``parameters_addition``/``subtraction``/``mod``, shared
-  keys precomputed) and its server's private-mask removal for the same K, length and degree,
-  and the ratio Flower / fedsec online. Flower's figure leaves out its Shamir reconstruction,
-  serialization and messaging, so the ratio understates fedsec's lead. With ``--agreement``,
-  both sides also pay their key agreement (fedsec: X25519 per edge through the network;
-  Flower: ECDH per neighbour in each client's stage 2, as its mod does).
+* with Flower installed (``pip install flwr``), Flower's SecAgg+ for the same K, length and
+  degree with its own functions (:class:`FlowerRound`), twice: its masking alone (clients
+  quantize and mask, the server sums and removes the private masks, given the seeds), and its
+  whole online round (stages 2 and 3: each client first decrypts the Shamir shares its
+  neighbours sent it, and the server rebuilds every private-mask seed from its shares, as
+  SecAgg+ does even when no client drops out; a majority of the shares is the threshold);
+  each with the ratio Flower / fedsec online. fedsec's noise backend simulates no dropouts,
+  so it shares no seeds: the masking ratio compares the same work, the round ratio the two
+  protocols as they run. Both leave out Flower's serialization and messaging, so they
+  understate its time. With ``--agreement``, both sides also pay their key agreement (fedsec:
+  X25519 per edge through the network; Flower: ECDH per neighbour in each client's stage 2,
+  as its mod does).
 
 Medians over ``--repeat`` runs, with the range. A configuration whose time, projected from the
 last size measured (in proportion to the number of masks), exceeds ``--budget`` seconds for one
@@ -78,52 +83,106 @@ def aes_floor(n_masks: int, length: int) -> float:
     return time.perf_counter() - start
 
 
-def flower_masking(data: dict[str, np.ndarray], degree: int, agreement: bool) -> float:
-    """Seconds of Flower's SecAgg+ stage-2 masking at every client plus the server's sum and
-    private-mask removal (Flower's functions; degree = neighbours per client)."""
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from flwr.common.secure_aggregation.crypto.symmetric_encryption import generate_shared_key
-    from flwr.common.secure_aggregation.ndarrays_arithmetic import (
-        factor_combine,
-        parameters_addition,
-        parameters_mod,
-        parameters_subtraction,
-    )
-    from flwr.common.secure_aggregation.quantization import quantize
-    from flwr.common.secure_aggregation.secaggplus_utils import pseudo_rand_gen
+class FlowerRound:
+    """Flower's SecAgg+ for the same K, length and degree, with its own functions.
 
-    clipping, target, mod = 8.0, 1 << 22, 1 << 32  # Flower's defaults
-    n = len(data)
-    half = degree // 2
-    near = {i: [(i + d) % n for d in range(-half, half + 1) if d] for i in range(n)}
-    if degree >= n - 1:
-        near = {i: [j for j in range(n) if j != i] for i in range(n)}
-    secret = [ec.generate_private_key(ec.SECP384R1()) for _ in range(n)] if agreement else []
-    public = [s.public_key() for s in secret]
-    # without --agreement the shared keys are taken as given: random, in Flower's key format
-    shared = {} if agreement else {(min(i, j), max(i, j)): base64.urlsafe_b64encode(
-        os.urandom(32)) for i in near for j in near[i]}
-    seeds = [os.urandom(32) for _ in range(n)]
-    arrays = [[v] for v in data.values()]
-    start = time.perf_counter()
-    masked = []
-    for i, params in enumerate(arrays):
-        q = factor_combine(target, quantize(params, clipping, target))
-        dims = [a.shape for a in q]
-        q = parameters_addition(q, pseudo_rand_gen(seeds[i], mod, dims))
-        for j in near[i]:
-            key = (generate_shared_key(secret[i], public[j]) if agreement
-                   else shared[(min(i, j), max(i, j))])
-            mask = pseudo_rand_gen(key, mod, dims)
-            q = parameters_addition(q, mask) if i > j else parameters_subtraction(q, mask)
-        masked.append(parameters_mod(q, mod))
-    total = masked[0]
-    for other in masked[1:]:
-        total = parameters_addition(total, other)
-    for i in range(n):
-        total = parameters_subtraction(total, pseudo_rand_gen(seeds[i], mod, dims))
-    parameters_mod(total, mod)
-    return time.perf_counter() - start
+    Set up once (not timed): keys, each client's private-mask seed, and with ``shares`` its
+    stage-1 work: Shamir shares of the seed and of its first secret key among itself and its
+    neighbours (``create_shares``, threshold a majority of the shares), each encrypted to its
+    neighbour (``encrypt``). :meth:`online` times stages 2 and 3 as Flower runs them without
+    dropouts: every client decrypts the shares its neighbours sent it (with ``shares``), then
+    quantizes and masks (``quantize``, ``pseudo_rand_gen``, ``parameters_addition`` and
+    ``subtraction``); the server sums the masked vectors, rebuilds each client's seed from the
+    shares (``combine_shares``, with ``shares``; else it is given the seeds) and removes the
+    private masks. Messaging and serialization are left out: a lower bound on Flower's round.
+    """
+
+    def __init__(self, data: dict[str, np.ndarray], degree: int, agreement: bool,
+                 shares: bool) -> None:
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from flwr.common.secure_aggregation.crypto.shamir import create_shares
+        from flwr.common.secure_aggregation.crypto.symmetric_encryption import encrypt
+        from flwr.common.secure_aggregation.secaggplus_utils import share_keys_plaintext_concat
+
+        n = len(data)
+        half = degree // 2
+        self.near = {i: [(i + d) % n for d in range(-half, half + 1) if d] for i in range(n)}
+        if degree >= n - 1:
+            self.near = {i: [j for j in range(n) if j != i] for i in range(n)}
+        self.agreement, self.shares = agreement, shares
+        self.secret = [ec.generate_private_key(ec.SECP384R1()) for _ in range(n)] if agreement \
+            else []
+        self.public = [s.public_key() for s in self.secret]
+        # the shared keys of stage 1 (with --agreement, stage 2 derives them again, as its mod
+        # does); without it they are taken as given: random, in Flower's key format
+        self.shared = {(min(i, j), max(i, j)): base64.urlsafe_b64encode(os.urandom(32))
+                       for i in self.near for j in self.near[i]}
+        self.seeds = [os.urandom(32) for _ in range(n)]
+        self.arrays = [[v] for v in data.values()]
+        self.inbox: dict[int, list[tuple[int, bytes]]] = {i: [] for i in range(n)}
+        self.own_share: dict[int, bytes] = {}
+        if shares:
+            self.threshold = (degree + 1) // 2 + 1
+            for i in range(n):
+                owners = [i, *self.near[i]]  # one share each
+                b_shares = create_shares(self.seeds[i], self.threshold, len(owners))
+                sk_shares = create_shares(os.urandom(32), self.threshold, len(owners))
+                self.own_share[i] = b_shares[0]
+                for idx, j in enumerate(owners[1:], start=1):
+                    plaintext = share_keys_plaintext_concat(i, j, b_shares[idx], sk_shares[idx])
+                    key = self.shared[(min(i, j), max(i, j))]
+                    self.inbox[j].append((i, encrypt(key, plaintext)))
+
+    def online(self) -> float:
+        from flwr.common.secure_aggregation.crypto.shamir import combine_shares
+        from flwr.common.secure_aggregation.crypto.symmetric_encryption import (
+            decrypt,
+            generate_shared_key,
+        )
+        from flwr.common.secure_aggregation.ndarrays_arithmetic import (
+            factor_combine,
+            parameters_addition,
+            parameters_mod,
+            parameters_subtraction,
+        )
+        from flwr.common.secure_aggregation.quantization import quantize
+        from flwr.common.secure_aggregation.secaggplus_utils import (
+            pseudo_rand_gen,
+            share_keys_plaintext_separate,
+        )
+
+        clipping, target, mod = 8.0, 1 << 22, 1 << 32  # Flower's defaults
+        n = len(self.arrays)
+        start = time.perf_counter()
+        held: dict[int, list[bytes]] = {i: [self.own_share[i]] for i in self.own_share}
+        masked = []
+        for i, params in enumerate(self.arrays):
+            for src, ciphertext in self.inbox[i]:  # stage 2 opens with the shares
+                key = self.shared[(min(i, src), max(i, src))]
+                actual, dst, seed_share, _ = share_keys_plaintext_separate(
+                    decrypt(key, ciphertext))
+                assert (actual, dst) == (src, i)
+                held[src].append(seed_share)
+            q = factor_combine(target, quantize(params, clipping, target))
+            dims = [a.shape for a in q]
+            q = parameters_addition(q, pseudo_rand_gen(self.seeds[i], mod, dims))
+            for j in self.near[i]:
+                key = (generate_shared_key(self.secret[i], self.public[j]) if self.agreement
+                       else self.shared[(min(i, j), max(i, j))])
+                mask = pseudo_rand_gen(key, mod, dims)
+                q = parameters_addition(q, mask) if i > j else parameters_subtraction(q, mask)
+            masked.append(parameters_mod(q, mod))
+        total = masked[0]
+        for other in masked[1:]:
+            total = parameters_addition(total, other)
+        for i in range(n):  # stage 3: the server rebuilds each seed from the shares it got
+            seed = combine_shares(held[i]) if self.shares else self.seeds[i]
+            total = parameters_subtraction(total, pseudo_rand_gen(seed, mod, dims))
+        parameters_mod(total, mod)
+        seconds = time.perf_counter() - start
+        if self.shares:
+            assert all(combine_shares(held[i]) == self.seeds[i] for i in range(min(n, 2)))
+        return seconds
 
 
 def fmt(values: list[float]) -> str:
@@ -131,19 +190,28 @@ def fmt(values: list[float]) -> str:
     return f"{median(values):7.3f} s ({low:.3f}-{high:.3f})"
 
 
-def repeated(measure, name: str, work: int, args: argparse.Namespace,
-             last: dict[str, tuple[int, float]]) -> list | None:
-    """``--repeat`` runs of ``measure()`` (seconds, or fedsec's tuple), or None
-    when the projection from the last size measured (time proportional to ``work``, the
-    number of masks) exceeds the budget."""
-    key = name
-    if key in last:
-        prev_work, prev_seconds = last[key]
+def _affordable(name: str, work: int, args: argparse.Namespace,
+                last: dict[str, tuple[int, float]]) -> bool:
+    """Whether one run of ``name``, projected from the last size measured (time in
+    proportion to ``work``), fits the budget; says so when it does not."""
+    if name in last:
+        prev_work, prev_seconds = last[name]
         projected = prev_seconds * work / prev_work
         if projected > args.budget:
             print(f"  {name}: skipped, projected {projected:.0f} s for one run > budget "
                   f"{args.budget:.0f} s")
-            return None
+            return False
+    return True
+
+
+def repeated(measure, name: str, work: int, args: argparse.Namespace,
+             last: dict[str, tuple[int, float]]) -> list | None:
+    """``--repeat`` runs of ``measure()`` (seconds, or fedsec's tuple), or None
+    when the projection from the last size measured (time proportional to ``work``: masks,
+    or for Flower's round with shares, masks times shares combined) exceeds the budget."""
+    key = name
+    if not _affordable(name, work, args, last):
+        return None
     runs = []
     for _ in range(args.repeat):
         runs.append(measure())
@@ -174,15 +242,21 @@ def bench(n: int, length: int, graph: str, degree: int, args: argparse.Namespace
           f"({min(ratio):.2f}-{max(ratio):.2f})")
     if not flower:
         return
-    theirs = repeated(lambda: flower_masking(data, k, args.agreement), f"flower {graph}",
-                      n * k, args, last)
-    if theirs is None:
-        return
     ours = [o + (s if args.agreement else 0.0) for o, s in zip(online, setup, strict=True)]
-    lead = [t / median(ours) for t in theirs]
-    print(f"  Flower SecAgg+    {fmt(theirs)} | Flower / fedsec "
-          f"{'online + key setup' if args.agreement else 'online'} {median(lead):.1f}x "
-          f"({min(lead):.1f}-{max(lead):.1f})")
+    for shares, label in ((False, "masking"), (True, "round")):
+        if shares and not args.flower_shares:
+            continue
+        name = f"flower {label} {graph}"
+        if not _affordable(name, n * k * (k if shares else 1), args, last):
+            continue
+        flower_round = FlowerRound(data, k, args.agreement, shares)
+        theirs = repeated(flower_round.online, name, n * k * (k if shares else 1), args, last)
+        if theirs is None:
+            continue
+        lead = [t / median(ours) for t in theirs]
+        print(f"  Flower SecAgg+ {label:7s} {fmt(theirs)} | Flower / fedsec "
+              f"{'online + key setup' if args.agreement else 'online'} {median(lead):.1f}x "
+              f"({min(lead):.1f}-{max(lead):.1f})")
 
 
 def main() -> None:
@@ -194,6 +268,9 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--graphs", default="complete,harary")
     parser.add_argument("--agreement", action="store_true")
+    parser.add_argument("--flower-shares", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time Flower's round with its Shamir shares (decrypted by "
+                        "the clients, combined by the server)")
     args = parser.parse_args()
     try:
         import flwr  # noqa: F401
