@@ -99,10 +99,13 @@ class Network:
                 crypto_seconds=crypto_seconds,
             )
             return Wire(got, payload.protection, payload.key_id, payload.meta)
-        self._party(sender)
-        self._party(receiver)
-        self._check(tag, "tag")
-        self._check(protection, "protection")
+        parties, checked = self.parties, self._checked  # (inline: this runs per message)
+        if sender not in parties or receiver not in parties:
+            self._party(sender)
+            self._party(receiver)
+        if tag not in checked or protection not in checked:
+            self._check(tag, "tag")
+            self._check(protection, "protection")
         if self.transport is not None:
             return self.transport.deliver(
                 self.writer, round=self.round, phase=self.phase, sender=sender,
