@@ -48,6 +48,35 @@ rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": seconds, "rss_mb": rss, "messages": n, "payload_mb": payload / 1e6}))
 """
 
+#: What bringing a transcript's bytes into fresh memory costs this machine, in a fresh process:
+#: faulting in a buffer of that size, and writing that many bytes to a new file (the page cache
+#: is fresh memory too), with nothing else running.
+FLOOR = r"""
+import json, os, sys, tempfile, time
+import numpy as np
+n = int(sys.argv[1])
+start = time.perf_counter()
+buffer = np.empty(n, dtype=np.uint8)
+buffer[::4096] = 1
+touched = time.perf_counter() - start
+with tempfile.TemporaryDirectory() as tmp:
+    fd = os.open(f"{tmp}/bytes", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    start = time.perf_counter()
+    for at in range(0, n, 16 << 20):
+        os.write(fd, buffer[at:at + (16 << 20)])
+    written = time.perf_counter() - start
+    os.close(fd)
+print(json.dumps({"touch": touched, "write": written}))
+"""
+
+
+def fresh_memory(n_bytes: int, repeat: int) -> tuple[float, float]:
+    """Median seconds to fault in and to write ``n_bytes`` in a fresh process."""
+    runs = [json.loads(subprocess.run([sys.executable, "-c", FLOOR, str(n_bytes)],
+                                      capture_output=True, text=True, check=True).stdout)
+            for _ in range(repeat)]
+    return median(r["touch"] for r in runs), median(r["write"] for r in runs)
+
 
 def measure(mode: str, config: dict, repeat: int) -> dict:
     runs = []
@@ -91,6 +120,10 @@ def main() -> None:
     found = row("ionosphere", iono, args.repeat)
     print(f"  goal: disk within 1.3x of unrecorded: "
           f"{found['disk']['seconds'] / found['unrecorded']['seconds']:.2f}x")
+    touch, write = fresh_memory(int(found["disk"]["payload_mb"] * 1e6), args.repeat)
+    print(f"  this machine, fresh process, nothing else running: faulting in "
+          f"{found['disk']['payload_mb']:.0f} MB takes {touch:.3f} s, writing them to a new file "
+          f"{write:.3f} s (the unrecorded run does neither)")
     single = measure("disk", {**iono, "partition": "horizontal:parties=1"}, args.repeat)
     print(f"ionosphere: FedCG secure (recorded to disk) {found['disk']['seconds']:.3f} s against "
           f"one party holding everything {single['seconds']:.3f} s: "
