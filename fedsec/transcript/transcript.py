@@ -24,8 +24,11 @@ class Transcript:
         Run facts recorded before the first message (protocol, parameters,
         parties and roles, public parameters, seed, versions).
     messages : sequence of Message
-        Every message in order: a tuple, or for a run streamed to a file a
-        :class:`~fedsec.transcript.log.MessageLog` that reads them back from it lazily.
+        Every message in order: for a run recorded in memory a
+        :class:`~fedsec.transcript.rows.RecordedMessages` that builds each from the writer's
+        rows as it is read, for a run streamed to a file a
+        :class:`~fedsec.transcript.log.MessageLog` that reads them back from it lazily, or a
+        tuple.
     footer : Mapping or None
         How the run ended (``status``, ``n_messages``, final ``head``);
         ``None`` when the file was cut before the end record.
