@@ -102,12 +102,6 @@ class Message(NamedTuple):
         return canonical_json(self.meta)
 
 
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON (sorted keys, no spaces), as hashed and stored."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False,
-                      default=_mapping_as_dict)
-
-
 def _mapping_as_dict(value: Any) -> Any:
     if isinstance(value, Mapping):
         return dict(value)
@@ -115,6 +109,16 @@ def _mapping_as_dict(value: Any) -> Any:
         f"Message metadata must be JSON-able; {type(value).__name__} is not (convert arrays to "
         "lists, or send them as payloads)."
     )
+
+
+#: One encoder for every call (``json.dumps`` with these options builds a new one each time).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False,
+                              default=_mapping_as_dict)
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces), as hashed and stored."""
+    return _CANONICAL.encode(value)
 
 
 def check_name(value: str, what: str) -> str:
