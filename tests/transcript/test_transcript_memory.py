@@ -46,9 +46,11 @@ def test_a_file_backed_run_is_read_back_lazily_and_equals_the_file(tmp_path: Pat
     assert np.array_equal(log[3].payload, sent[3]) and not log[3].payload.flags.writeable
 
 
-def test_what_the_writer_counted_equals_a_count_of_the_file(tmp_path: Path) -> None:
-    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=5)
-    record(writer, 23, 10)
+@pytest.mark.parametrize("flush_rows", [5, 100])  # counted by messages, by columns
+def test_what_the_writer_counted_equals_a_count_of_the_file(tmp_path: Path,
+                                                             flush_rows: int) -> None:
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=flush_rows)
+    record(writer, 230, 10)
     transcript = writer.close()
     assert writer.tally is not None
     assert writer.tally.summary() == summarize(transcript.messages)
