@@ -87,6 +87,25 @@ def test_delivered_arrays_are_read_only_copies() -> None:
         got[0] = 1.0
 
 
+def test_small_arrays_of_any_layout_are_recorded_as_encode_gives_them(tmp_path: Path) -> None:
+    """A small array takes the recorder's inline path (a copy by ``tobytes``); whatever its
+    layout, the receiver and the file get what :func:`encode` gives."""
+    base = np.arange(24.0).reshape(4, 6)
+    sent = [base[:, ::2], np.asfortranarray(base), base.T, np.float32(2.5), np.array(True),
+            np.arange(6, dtype=np.int16)[::-1], np.zeros((0, 3)), base.astype(">f8")]
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow")
+    got = [writer.record(round=0, phase="p", sender="a", receiver="b", tag="t", payload=x)
+           for x in sent]
+    writer.close()
+    loaded = read_transcript(tmp_path / "t.arrow")
+    for x, delivered, message in zip(sent, got, loaded.messages, strict=True):
+        kind, dtype, shape, raw = encode(x)
+        assert (message.kind, message.dtype, message.shape) == (kind, dtype, shape)
+        assert delivered.dtype.str == dtype and delivered.shape == shape
+        assert delivered.tobytes() == raw == message.payload.tobytes()
+        assert not delivered.flags.writeable
+
+
 def test_non_numeric_payload_is_refused() -> None:
     writer = TranscriptWriter(HEADER)
     with pytest.raises(ValidationError, match="numeric dtype"):
