@@ -148,16 +148,15 @@ class Network:
         With a transport, its party processes are stopped and their logs checked first (a
         failure there aborts the transcript and is raised), and they are ended in any case.
         """
-        if self.transport is None:
-            return self.writer.close() if error is None else self.writer.abort(error)
-        try:
-            if error is None:
-                self.transport.finish()
-        except BaseException as failure:
-            self.writer.abort(failure)
-            raise
-        finally:
-            self.transport.shutdown()
+        if self.transport is not None:
+            try:
+                if error is None:
+                    self.transport.finish()
+            except BaseException as failure:
+                self.writer.abort(failure)
+                raise
+            finally:
+                self.transport.shutdown()
         return self.writer.close() if error is None else self.writer.abort(error)
 
     def _party(self, name: str) -> None:

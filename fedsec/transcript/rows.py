@@ -5,10 +5,9 @@ Recording a small message costs a few microseconds, and at that scale the garbag
 matters. It stops tracking a tuple that holds only values it never tracks (numbers, strings,
 bytes, tuples of those, numpy arrays), so the rows a run keeps pending, or in memory for its
 whole length, cost it nothing; a :class:`Message` holds its metadata mapping, which keeps it
-tracked, to be walked again at every full collection (a quarter of the recording time of
-100,000 small messages). So the writer keeps rows, a record batch is built from their
-columns (:func:`rows_batch`), and an in-memory transcript builds each message when it is
-read (:class:`RecordedMessages`).
+tracked, to be walked again at every full collection. So the writer keeps rows, a record
+batch is built from their columns (:func:`rows_batch`), and an in-memory transcript builds
+each message when it is read (:class:`RecordedMessages`).
 """
 
 from __future__ import annotations
@@ -42,6 +41,12 @@ def row_of(message: Message, payload_bytes: int) -> Row:
     return (m.round, m.phase, m.sender, m.receiver, m.tag, m.kind, m.protection, m.key_id,
             m.dtype, m.shape, m.size, m.meta_json if m.meta else EMPTY_META, m.elapsed,
             m.crypto_seconds, m.payload, payload_bytes)
+
+
+def joined(raws: Sequence[Any]) -> pa.Buffer:
+    """Wire payloads (bytes, or uint8 arrays) back to back as one buffer: a lone one as it is,
+    without a copy."""
+    return pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
 
 
 def message_of(seq: int, row: Row, meta: Mapping[str, Any] = NO_META) -> Message:

@@ -17,7 +17,7 @@ from fedsec.cost import Tally
 from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.batch_chain import BatchChain
 from fedsec.transcript.message import Message, canonical_json
-from fedsec.transcript.rows import row_of, rows_batch
+from fedsec.transcript.rows import joined, row_of, rows_batch
 from fedsec.transcript.traffic import count_batch
 
 #: Payload bytes that may wait for the disk thread before the run waits for it.
@@ -83,10 +83,9 @@ class DiskWriter(threading.Thread):
     be written: a run that produces faster than the disk takes waits (:meth:`submit`), so
     what the transcript holds in memory does not grow with it. ``chain`` is fed each batch
     before it is written, and the chain value after it goes into the batch's metadata and onto
-    ``checkpoints``; its traffic is added to ``tally``, from its columns (Arrow and numpy do most
-    of it without the interpreter lock) or, for a batch of a few rows, from the messages
-    submitted with it (cheaper one by one). The recording thread reads them only after
-    :meth:`join`.
+    ``checkpoints``; its traffic is added to ``tally``, from its columns or, for a batch of a
+    few rows, from the messages submitted with it (cheaper one by one there). The recording
+    thread reads them only after :meth:`join`.
     """
 
     def __init__(self, sink: ArrowSink, chain: BatchChain, tally: Tally,
@@ -138,7 +137,6 @@ class DiskWriter(threading.Thread):
 def to_batch(pairs: Sequence[tuple[Message, bytes]], schema: pa.Schema) -> pa.RecordBatch:
     """``(message, wire bytes)`` pairs as one batch of ``schema`` (their own positions, and their
     chain values where the format has a digest column)."""
-    raws = [raw for _, raw in pairs]
     rows = [row_of(m, len(raw)) for m, raw in pairs]
-    return rows_batch(rows, schema, pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws)),
+    return rows_batch(rows, schema, joined([raw for _, raw in pairs]),
                       [m.seq for m, _ in pairs], [m.digest for m, _ in pairs])

@@ -25,7 +25,14 @@ from fedsec.transcript.message import (
     seal,
 )
 from fedsec.transcript.payload import ARRAY, WIRE_DTYPES, encode, wire_view
-from fedsec.transcript.rows import EMPTY_META, RecordedMessages, Row, message_of, rows_batch
+from fedsec.transcript.rows import (
+    EMPTY_META,
+    RecordedMessages,
+    Row,
+    joined,
+    message_of,
+    rows_batch,
+)
 from fedsec.transcript.signing import sign
 from fedsec.transcript.sink import ArrowSink, DiskWriter, to_batch
 from fedsec.transcript.transcript import Transcript
@@ -45,13 +52,14 @@ class TranscriptWriter:
 
     Messages are chained a record batch at a time (transcript format 4,
     :mod:`fedsec.transcript.batch_chain`), in memory every ``flush_rows``
-    messages or ``flush_bytes`` payload bytes. Payloads are copied once, into
-    large chunks shared with the file's batches; a background thread writes
-    the batches, so disk time overlaps the protocol's own work. Batches are
-    flushed every ``flush_rows``
-    messages, every ``flush_bytes`` payload bytes or every
-    ``flush_seconds`` seconds, whichever comes first, so a run that dies
-    loses at most that much (plus the batch being written). While the run is
+    messages or ``flush_bytes`` payload bytes. Each receiver gets a payload of
+    its own; for the file, a payload below ``OWN_BATCH_BYTES`` is also copied
+    into large chunks shared with the file's batches (a larger one is written
+    from the receiver's copy), and a background thread chains and writes the
+    batches, so disk time overlaps the protocol's own work. Batches are
+    flushed every ``flush_rows`` messages, every ``flush_bytes`` payload bytes
+    or every ``flush_seconds`` seconds, whichever comes first, so a run that
+    dies loses at most that much (plus the batch being written). While the run is
     open the file is ``PATH.partial``; :meth:`close` writes the footer and
     moves it into place. A run that dies leaves ``PATH.partial`` with a
     readable prefix.
@@ -208,10 +216,8 @@ class TranscriptWriter:
 
     def _chain_pending(self) -> None:
         """Chain the pending messages of a writer without a file, as one batch."""
-        raws = self._pending_raw
-        payloads = pa.py_buffer(raws[0] if len(raws) == 1 else b"".join(raws))
-        self._chain.add(rows_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT), payloads,
-                                   self._pending_seq))
+        self._chain.add(rows_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT),
+                                   joined(self._pending_raw), self._pending_seq))
         self._checkpoints.append((self._chain.n, self._chain.head()))
         self._pending, self._pending_raw = [], []
         self._pending_seq = self._count

@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import os
 import time
+from functools import partial
 from statistics import median
 
 import numpy as np
@@ -190,28 +192,19 @@ def fmt(values: list[float]) -> str:
     return f"{median(values):7.3f} s ({low:.3f}-{high:.3f})"
 
 
-def _affordable(name: str, work: int, args: argparse.Namespace,
-                last: dict[str, tuple[int, float]]) -> bool:
-    """Whether one run of ``name``, projected from the last size measured (time in
-    proportion to ``work``), fits the budget; says so when it does not."""
-    if name in last:
-        prev_work, prev_seconds = last[name]
-        projected = prev_seconds * work / prev_work
-        if projected > args.budget:
-            print(f"  {name}: skipped, projected {projected:.0f} s for one run > budget "
-                  f"{args.budget:.0f} s")
-            return False
-    return True
-
-
 def repeated(measure, name: str, work: int, args: argparse.Namespace,
              last: dict[str, tuple[int, float]]) -> list | None:
     """``--repeat`` runs of ``measure()`` (seconds, or fedsec's tuple), or None
     when the projection from the last size measured (time proportional to ``work``: masks,
     or for Flower's round with shares, masks times shares combined) exceeds the budget."""
     key = name
-    if not _affordable(name, work, args, last):
-        return None
+    if key in last:
+        prev_work, prev_seconds = last[key]
+        projected = prev_seconds * work / prev_work
+        if projected > args.budget:
+            print(f"  {name}: skipped, projected {projected:.0f} s for one run > budget "
+                  f"{args.budget:.0f} s")
+            return None
     runs = []
     for _ in range(args.repeat):
         runs.append(measure())
@@ -246,11 +239,10 @@ def bench(n: int, length: int, graph: str, degree: int, args: argparse.Namespace
     for shares, label in ((False, "masking"), (True, "round")):
         if shares and not args.flower_shares:
             continue
-        name = f"flower {label} {graph}"
-        if not _affordable(name, n * k * (k if shares else 1), args, last):
-            continue
-        flower_round = FlowerRound(data, k, args.agreement, shares)
-        theirs = repeated(flower_round.online, name, n * k * (k if shares else 1), args, last)
+        # set up on the first run (outside its timing), so a skipped one costs no setup
+        setup = functools.cache(partial(FlowerRound, data, k, args.agreement, shares))
+        theirs = repeated(lambda setup=setup: setup().online(), f"flower {label} {graph}",
+                          n * k * (k if shares else 1), args, last)
         if theirs is None:
             continue
         lead = [t / median(ours) for t in theirs]

@@ -74,9 +74,8 @@ def test_an_in_memory_transcript_builds_the_messages_a_file_holds(tmp_path: Path
 
 
 def test_recording_keeps_nothing_the_garbage_collector_walks() -> None:
-    """Each kept message would be walked again at every full collection (what recording
-    100,000 small messages spent a quarter of its time on): the writer keeps rows the
-    collector stops tracking."""
+    """Each kept message would be walked again at every full collection: the writer keeps
+    rows the collector stops tracking."""
     import gc
 
     writer = TranscriptWriter(HEADER)
