@@ -27,6 +27,7 @@ whose value differs. An edit is therefore located to its batch (its first messag
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -39,7 +40,11 @@ BATCH_FORMATS = frozenset({"4"})
 #: The columns format 4 chains, in the order their streams are hashed.
 CHAINED_COLUMNS = ("seq", "round", "phase", "sender", "receiver", "tag", "kind", "protection",
                    "key_id", "payload_dtype", "payload_shape", "wire_bytes", "meta", "payload")
+#: Bytes as the chain takes them: bytes, a memoryview, or a one-dimensional uint8 array.
+Buffer: TypeAlias = Any
 _LABEL = b"fedsec-transcript-v%s-head\x00"
+#: A payload at least this long is hashed on its own rather than joined to its neighbours.
+_FEED_ALONE_BYTES = 1 << 14
 _FIXED: dict[pa.DataType, np.dtype] = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8")}
 
 
@@ -76,20 +81,32 @@ class BatchChain:
         self._label = _LABEL % version.encode()
         self._streams: list[blake3] | None = None
 
-    def add(self, batch: pa.RecordBatch) -> None:
+    def add(self, batch: pa.RecordBatch, payloads: list[Buffer] | None = None) -> None:
         """Feed the next batch (validated: its offsets lie inside its buffers).
+
+        ``payloads``, when given, are the batch's wire payloads one by one (``batch`` then
+        needs no payload column): they are hashed where they lie, without first being joined
+        into one buffer, and give the chain value the batch with them joined would.
 
         Raises
         ------
         ChainDamage
             When a chained column holds a missing value (its bytes would not say so).
         """
-        parts = [part for name in CHAINED_COLUMNS
-                 for part in _streams(batch.column(batch.schema.get_field_index(name)), name)]
+        parts: list[Buffer | list[Buffer]] = []
+        for name in CHAINED_COLUMNS:
+            if name == "payload" and payloads is not None:
+                parts += [np.fromiter(map(len, payloads), "<i8", len(payloads)).tobytes(),
+                          payloads]
+            else:
+                parts += _streams(batch.column(batch.schema.get_field_index(name)), name)
         if self._streams is None:
             self._streams = [blake3() for _ in parts]
         for stream, part in zip(self._streams, parts, strict=True):
-            stream.update(part)
+            if isinstance(part, list):
+                _feed(stream, part)
+            else:
+                stream.update(part)
         self.n += batch.num_rows
 
     def head(self) -> bytes:
@@ -98,6 +115,22 @@ class BatchChain:
         for stream in self._streams or ():
             h.update(stream.digest())
         return h.digest()
+
+
+def _feed(stream: blake3, payloads: list[Buffer]) -> None:
+    """Hash ``payloads`` back to back: large ones where they lie, runs of small ones joined
+    first (one call per small payload costs more than joining them)."""
+    small: list[Buffer] = []
+    for payload in payloads:
+        if len(payload) < _FEED_ALONE_BYTES:
+            small.append(payload)
+            continue
+        if small:
+            stream.update(b"".join(small))
+            small = []
+        stream.update(payload)
+    if small:
+        stream.update(b"".join(small))
 
 
 def _streams(array: pa.Array, name: str) -> Iterator[memoryview | bytes]:

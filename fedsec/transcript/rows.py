@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.columns import column
-from fedsec.transcript.message import NO_DIGEST, NO_META, Message
+from fedsec.transcript.message import CHAIN_FORMAT, NO_DIGEST, NO_META, Message
 
 #: A row: ``(round, phase, sender, receiver, tag, kind, protection, key_id, dtype, shape,
 #: size, meta_json, elapsed, crypto_seconds, payload, payload_bytes)``; ``payload`` is what
@@ -33,6 +33,13 @@ _PAYLOAD_BYTES = 15
 _POSITION = {name: i for i, name in enumerate(
     ("round", "phase", "sender", "receiver", "tag", "kind", "protection", "key_id", "dtype",
      "shape", "size", "meta", "elapsed", "crypto_seconds"))}
+
+
+#: The columns of the current format the integrity chain covers, but for the payloads: the
+#: writer of an in-memory transcript chains its payloads where they lie
+#: (:meth:`~fedsec.transcript.batch_chain.BatchChain.add`).
+CHAIN_SCHEMA = fmt.bare_schema(CHAIN_FORMAT)
+CHAIN_SCHEMA = CHAIN_SCHEMA.remove(CHAIN_SCHEMA.get_field_index("payload"))
 
 
 def row_of(message: Message, payload_bytes: int) -> Row:
@@ -57,20 +64,24 @@ def message_of(seq: int, row: Row, meta: Mapping[str, Any] = NO_META) -> Message
                    shape, payload, size, meta, elapsed, crypto_seconds, NO_DIGEST)
 
 
-def rows_batch(rows: Sequence[Row], schema: pa.Schema, payloads: pa.Buffer,
+def rows_batch(rows: Sequence[Row], schema: pa.Schema, payloads: pa.Buffer | None,
                seqs: int | Sequence[int], digests: Sequence[bytes] | None = None
                ) -> pa.RecordBatch:
     """``rows`` as one record batch of ``schema``: ``payloads`` holds their wire bytes back to
-    back, ``seqs`` is the first row's position (the rest follow it) or every row's, and
-    ``digests`` their chain values (formats with a digest column)."""
+    back (None for a schema without a payload column, as :data:`CHAIN_SCHEMA`), ``seqs`` is
+    the first row's position (the rest follow it) or every row's, and ``digests`` their chain
+    values (formats with a digest column)."""
     n = len(rows)
     cols = list(zip(*rows, strict=False)) if n else [()] * (_PAYLOAD_BYTES + 1)  # (our rows)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(cols[_PAYLOAD_BYTES], dtype=np.int64, count=n), out=offsets[1:])
     arrays = []
     for f in schema:
         name = fmt.field_name(f.name)
         if name == "payload":
+            if payloads is None:
+                raise ValueError("rows_batch: a schema with a payload column needs payloads")
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(cols[_PAYLOAD_BYTES], dtype=np.int64, count=n),
+                      out=offsets[1:])
             arrays.append(pa.Array.from_buffers(pa.large_binary(), n,
                                                 [None, pa.py_buffer(offsets), payloads]))
         elif name == "seq":

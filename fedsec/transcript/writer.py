@@ -14,7 +14,6 @@ import pyarrow as pa
 
 from fedsec.cost import Tally
 from fedsec.errors import TranscriptError
-from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.arena import Arena
 from fedsec.transcript.batch_chain import BATCH_FORMATS, BatchChain
 from fedsec.transcript.log import MessageLog
@@ -26,10 +25,10 @@ from fedsec.transcript.message import (
 )
 from fedsec.transcript.payload import ARRAY, WIRE_DTYPES, encode, wire_view
 from fedsec.transcript.rows import (
+    CHAIN_SCHEMA,
     EMPTY_META,
     RecordedMessages,
     Row,
-    joined,
     message_of,
     rows_batch,
 )
@@ -216,8 +215,8 @@ class TranscriptWriter:
 
     def _chain_pending(self) -> None:
         """Chain the pending messages of a writer without a file, as one batch."""
-        self._chain.add(rows_batch(self._pending, fmt.bare_schema(CHAIN_FORMAT),
-                                   joined(self._pending_raw), self._pending_seq))
+        self._chain.add(rows_batch(self._pending, CHAIN_SCHEMA, None, self._pending_seq),
+                        self._pending_raw)
         self._checkpoints.append((self._chain.n, self._chain.head()))
         self._pending, self._pending_raw = [], []
         self._pending_seq = self._count

@@ -55,6 +55,22 @@ def test_the_chain_value_does_not_depend_on_where_batches_are_cut(n: int,
     assert head_of(parts) == head_of([rows])
 
 
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.sampled_from([0, 1, 7, 100, 1 << 14, (1 << 14) + 3, 50_000]),
+                      max_size=12), arrays=st.booleans())
+def test_payloads_chained_where_they_lie_give_the_joined_batchs_value(
+        sizes: list[int], arrays: bool) -> None:
+    rng = np.random.default_rng(len(sizes))
+    raws = [rng.bytes(n) for n in sizes]
+    payloads = [np.frombuffer(r, np.uint8) if arrays else r for r in raws]
+    rows = [Message(i, 0, "main", "a", "b", "t", "bytes", "plain", "", "", (), raw, len(raw),
+                    {}, 0.0, 0.0, b"") for i, raw in enumerate(raws)]
+    joined = to_batch([(m, raw) for m, raw in zip(rows, raws, strict=True)], bare_schema("4"))
+    apart = BatchChain(canonical_json(HEADER))
+    apart.add(joined.drop_columns(["payload"]), payloads)
+    assert apart.head() == head_of([rows]) and apart.n == len(rows)
+
+
 def test_a_sliced_batch_is_chained_like_a_built_one() -> None:
     rows = messages(12)
     batch = to_batch([(m, encode(m.payload)[3]) for m in rows], bare_schema("4"))
