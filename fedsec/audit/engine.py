@@ -109,9 +109,7 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
             raise ValidationError(f"No cell {only!r} in {spec.source}; the ids are printed by "
                                   "'fedsec audit' and stored in the result files.")
     todo = [c for c in cells if not is_done(out, c)]
-    warm_up = threading.Thread(target=_prepare_plotting, daemon=True,
-                               name="fedsec-plotting-warm-up")
-    warm_up.start()
+    warm_up = _WarmUp(len(todo), 0 if scheduler is not None else max(jobs, 1))
     already = len(cells) - len(todo)
     where = (f"with {jobs} job(s)" if executor == "local"
              else f"on Dask ({jobs} local worker(s))" if scheduler is None
@@ -123,6 +121,7 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
     results = (_results(spec, out, todo, jobs) if executor == "local"
                else _dask_results(spec, out, todo, jobs, scheduler))
     for i, result in enumerate(results, start=1):
+        warm_up.finished(i)
         cell = next(c for c in todo if c.id == result["cell"])
         write_json(cell_path(out, cell), result)
         status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
@@ -135,6 +134,7 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
         say(f"[{i}/{len(todo)}] {cell_line(cell, status, result['seconds'])[:-1]}, "
             f"{elapsed:.0f} s elapsed"
             + (f", about {left:.0f} s left)" if i < len(todo) else ")"))
+    warm_up.finished(len(todo))
     # never leave it drawing in native code while the report starts or the process exits
     warm_up.join()
     return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
@@ -144,6 +144,32 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
 def cell_line(cell: Cell, status: str, seconds: float) -> str:
     """What a finished cell says: its configuration, seed, status and time."""
     return f"{cell.configuration} | seed {cell.seed}: {status} ({seconds:.1f} s)"
+
+
+class _WarmUp:
+    """Prepares plotting (:func:`_prepare_plotting`) on a core the cells leave idle: at once
+    when they leave one (a serial audit on two cores; a remote cluster), else once fewer cells
+    are left than run at a time (the grid's tail), so it never takes a core from a cell.
+
+    ``busy`` is how many of this machine's cores the cells take while all of them run.
+    """
+
+    def __init__(self, n_cells: int, busy: int) -> None:
+        cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                 else os.cpu_count() or 1)
+        self._n_cells, self._busy, self._cores = n_cells, busy, cores
+        self._thread = threading.Thread(target=_prepare_plotting, daemon=True,
+                                        name="fedsec-plotting-warm-up")
+        self.finished(0)
+
+    def finished(self, n: int) -> None:
+        """``n`` cells have finished: start when a core is idle."""
+        running = min(self._busy, self._n_cells - n)
+        if not self._thread.ident and running < self._cores:
+            self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
 
 
 def _prepare_plotting() -> None:

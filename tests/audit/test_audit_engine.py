@@ -255,3 +255,26 @@ def test_a_damaged_cell_file_is_rerun_and_left_out_of_the_report(tmp_path: Path)
     run_audit(spec, out, progress=messages.append)
     assert messages[0].startswith("8 cells, 7 already done, 1 to run")
     assert build_report(out)["n_cells"] == 8
+
+
+@pytest.mark.parametrize(("cores", "busy", "starts_after"), [
+    (2, 1, 0),  # a serial audit on two cores: a core is idle from the start
+    (2, 0, 0),  # the cells run on a remote cluster
+    (2, 2, 3),  # two jobs on two cores: only once the last cell runs alone
+    (1, 1, 4),  # one core: only when every cell is done
+])
+def test_plotting_is_prepared_only_on_a_core_the_cells_leave_idle(
+        monkeypatch: pytest.MonkeyPatch, cores: int, busy: int, starts_after: int) -> None:
+    from fedsec.audit import engine
+
+    started: list[int] = []
+    monkeypatch.setattr(engine.os, "sched_getaffinity", lambda _pid: set(range(cores)))
+    monkeypatch.setattr(engine, "_prepare_plotting", lambda: None)
+    warm_up = engine._WarmUp(4, busy)
+    for n in range(5):
+        if n:
+            warm_up.finished(n)
+        if warm_up._thread.ident and not started:
+            started.append(n)
+    warm_up.join()
+    assert started == [starts_after]

@@ -9,7 +9,8 @@ Run: ``python tests/benchmarks/bench_audit.py`` (with nothing else running). A 1
 - with the local pool's two jobs: the speed-up over the one-thread serial run (goal: at least
   1.7x on 2 cores), alternated with it ``--repeat`` times (default 3: single runs on a shared
   virtual machine vary by a quarter), beside how much slower each cell runs when two run at
-  once, and the machine's own ceiling: two processes spinning pure Python against one;
+  once, and the machine's own ceilings: two processes against one on pure Python, on copying
+  memory and on one-thread linear algebra (what pairs of cells share: the memory bus, caches);
 - with ``--executor dask`` on a local cluster of two workers, start-up included, against the
   pool; then again on the warm cluster, for the scheduler's overhead per cell: the worker
   seconds not spent inside cells, per cell (the pool's figure beside it);
@@ -87,6 +88,7 @@ def best_speed_up(cells: list[dict]) -> float:
 
 
 def _spin(n: int) -> float:
+    """Pure Python: the interpreter's loop, in cache."""
     start = time.perf_counter()
     total = 0
     for i in range(n):
@@ -94,16 +96,45 @@ def _spin(n: int) -> float:
     return time.perf_counter() - start
 
 
-def machine_ceiling(n: int = 10_000_000) -> float:
-    """Two processes' speed-up on independent pure-Python work over one doing both."""
+def _copy(n: int) -> float:
+    """Memory-bound numpy: copying 8 MB arrays, more than a core's cache holds."""
+    import numpy as np
+
+    a, b = np.ones(1 << 20), np.empty(1 << 20)
+    np.copyto(b, a)  # untimed: b's pages faulted in
+    start = time.perf_counter()
+    for _ in range(n // 25_000):
+        np.copyto(b, a)
+    return time.perf_counter() - start
+
+
+def _matmul(n: int) -> float:
+    """Linear algebra on one thread: 300 x 300 matrix products."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    a = np.random.default_rng(0).random((300, 300))
+    with threadpool_limits(1):
+        a @ a  # untimed: the library's first call sets up its buffers
+        start = time.perf_counter()
+        for _ in range(n // 60_000):
+            a @ a
+        return time.perf_counter() - start
+
+
+CEILINGS = {"pure Python": _spin, "copying memory": _copy, "one-thread BLAS": _matmul}
+
+
+def machine_ceiling(work: Any, n: int = 10_000_000) -> float:
+    """Two processes' speed-up on independent copies of ``work`` over one process doing both
+    (each process times its own work)."""
     import multiprocessing
 
-    one = _spin(n) + _spin(n)
     with multiprocessing.get_context("fork").Pool(N_WORKERS) as workers:
-        start = time.perf_counter()
-        workers.map(_spin, [n] * N_WORKERS)
-        both = time.perf_counter() - start
-    return one / both
+        one = sum(workers.map(work, [n]))  # a warm worker: imports and caches like the pair's
+        one += sum(workers.map(work, [n]))
+        both = workers.map(work, [n] * N_WORKERS)
+    return one / max(both)
 
 
 def main() -> None:
@@ -125,11 +156,13 @@ def main() -> None:
         serial = timed(spec, Path(tmp) / "serial-1")
         del os.environ[ENVIRONMENT_VARIABLE]
         pool = timed(spec, Path(tmp) / "pool", jobs=N_WORKERS)
-        pairs, ceilings = [(serial, pool)], [machine_ceiling()]
+        pairs = [(serial, pool)]
+        ceilings = {name: [machine_ceiling(work)] for name, work in CEILINGS.items()}
         for i in range(args.repeat - 1):  # alternated, so drift hits both alike
             pairs.append((timed(spec, Path(tmp) / f"serial-again-{i}"),
                           timed(spec, Path(tmp) / f"pool-again-{i}", jobs=N_WORKERS)))
-            ceilings.append(machine_ceiling())
+            for name, work in CEILINGS.items():
+                ceilings[name].append(machine_ceiling(work))
         dask = timed(spec, Path(tmp) / "dask", executor="dask", jobs=N_WORKERS)
         warm = _warm_dask(spec, Path(tmp))
         start = time.perf_counter()
@@ -149,8 +182,9 @@ def main() -> None:
               for one, two in pairs]
     print(f"--jobs 2 against one-thread serial, {len(pairs)} alternated runs: speed-up "
           f"{min(ups):.2f}-{max(ups):.2f}x; each cell takes {min(slower):.2f}-{max(slower):.2f}x "
-          f"its serial time when two run at once; the machine's ceiling (two processes "
-          f"spinning Python against one) {min(ceilings):.2f}-{max(ceilings):.2f}x")
+          f"its serial time when two run at once")
+    print("  the machine's ceilings, two processes against one: " + "; ".join(
+        f"{name} {min(found):.2f}-{max(found):.2f}x" for name, found in ceilings.items()))
     print("  runs (serial s / pool s): " + ", ".join(f"{one[0]:.1f}/{two[0]:.1f}"
                                                    for one, two in pairs))
     print(f"--executor dask, 2 workers, start-up included: {dask[0]:.1f} s wall, "
