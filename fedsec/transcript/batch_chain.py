@@ -93,18 +93,18 @@ class BatchChain:
         ChainDamage
             When a chained column holds a missing value (its bytes would not say so).
         """
-        parts: list[Buffer | list[Buffer]] = []
+        parts: list[Buffer | tuple[list[Buffer], np.ndarray]] = []
         for name in CHAINED_COLUMNS:
             if name == "payload" and payloads is not None:
-                parts += [np.fromiter(map(len, payloads), "<i8", len(payloads)).tobytes(),
-                          payloads]
+                lengths = np.fromiter(map(len, payloads), "<i8", len(payloads))
+                parts += [lengths.tobytes(), (payloads, lengths)]
             else:
                 parts += _streams(batch.column(batch.schema.get_field_index(name)), name)
         if self._streams is None:
             self._streams = [blake3() for _ in parts]
         for stream, part in zip(self._streams, parts, strict=True):
-            if isinstance(part, list):
-                _feed(stream, part)
+            if isinstance(part, tuple):
+                _feed(stream, *part)
             else:
                 stream.update(part)
         self.n += batch.num_rows
@@ -117,20 +117,18 @@ class BatchChain:
         return h.digest()
 
 
-def _feed(stream: blake3, payloads: list[Buffer]) -> None:
-    """Hash ``payloads`` back to back: large ones where they lie, runs of small ones joined
-    first (one call per small payload costs more than joining them)."""
-    small: list[Buffer] = []
-    for payload in payloads:
-        if len(payload) < _FEED_ALONE_BYTES:
-            small.append(payload)
-            continue
-        if small:
-            stream.update(b"".join(small))
-            small = []
-        stream.update(payload)
-    if small:
-        stream.update(b"".join(small))
+def _feed(stream: blake3, payloads: list[Buffer], lengths: np.ndarray) -> None:
+    """Hash ``payloads`` (``lengths`` bytes long) back to back: large ones where they lie, the
+    runs of small ones between them joined first (one call per small payload costs more than
+    joining them)."""
+    start = 0
+    for at in np.flatnonzero(lengths >= _FEED_ALONE_BYTES).tolist():
+        if at > start:
+            stream.update(b"".join(payloads[start:at]))
+        stream.update(payloads[at])
+        start = at + 1
+    if start < len(payloads):
+        stream.update(b"".join(payloads[start:]))
 
 
 def _streams(array: pa.Array, name: str) -> Iterator[memoryview | bytes]:
