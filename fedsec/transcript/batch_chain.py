@@ -93,6 +93,8 @@ class BatchChain:
         ChainDamage
             When a chained column holds a missing value (its bytes would not say so).
         """
+        if payloads is not None and len(payloads) != batch.num_rows:
+            raise ValueError(f"{len(payloads)} payloads for a batch of {batch.num_rows} rows")
         parts: list[Buffer | tuple[list[Buffer], np.ndarray]] = []
         for name in CHAINED_COLUMNS:
             if name == "payload" and payloads is not None:
