@@ -29,9 +29,6 @@ _LENGTH = struct.Struct("!I")
 _SIZE = struct.Struct("!Q")
 #: Frames up to this size go to a control socket in one write with their length.
 _SMALL = 1 << 16
-#: The fields of a message frame's header: every field the transcript's chain covers.
-MESSAGE_FIELDS = ("seq", "round", "phase", "sender", "receiver", "tag", "kind", "protection",
-                  "key_id", "dtype", "shape", "size", "meta")
 
 
 def pack(fields: Mapping[str, Any], raw: bytes | memoryview = b"") -> bytes:
@@ -82,7 +79,7 @@ def message_fields(*, seq: int, round: int, phase: str, sender: str, receiver: s
                    kind: str, protection: str, key_id: str, dtype: str,
                    shape: tuple[int, ...], size: int, meta: Mapping[str, Any] | None
                    ) -> dict[str, Any]:
-    """The header of a message frame (:data:`MESSAGE_FIELDS`)."""
+    """The header of a message frame: every field the transcript's chain covers."""
     return {"seq": seq, "round": round, "phase": phase, "sender": sender,
             "receiver": receiver, "tag": tag, "kind": kind, "protection": protection,
             "key_id": key_id, "dtype": dtype, "shape": list(shape), "size": size,
