@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from fedsec.attacks.fedcg.unknown_width import PRIORS, multilaterate_unknown_gamma
+from fedsec.geometry.completers.descent_starts import multilaterate_points
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
@@ -90,10 +91,8 @@ def multilaterate_spread(D: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.n
     """
     D = np.asarray(D, dtype=np.float64)
     n, d = D.shape[0], W.shape[1]
-    A = np.hstack([-2.0 * W, np.ones((W.shape[0], 1))])
-    rhs = D - (W**2).sum(axis=1)[None, :]
     out, spread = np.full((n, d), np.nan), np.full(n, np.nan)
-    known = np.isfinite(rhs)
+    known = np.isfinite(D)
     for pattern in np.unique(known, axis=0):
         rows = np.flatnonzero((known == pattern).all(axis=1))
         if pattern.sum() == 0:
@@ -102,8 +101,8 @@ def multilaterate_spread(D: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.n
             out[rows], spread[rows] = _nearest_consistent(D[np.ix_(rows, pattern)], W[pattern],
                                                           feature_box(W))
             continue
-        solution, *_ = np.linalg.lstsq(A[pattern], rhs[np.ix_(rows, pattern)].T, rcond=None)
-        out[rows], spread[rows] = solution[:d].T, 0.0
+        out[rows] = multilaterate_points(D[np.ix_(rows, pattern)], W[pattern])
+        spread[rows] = 0.0
     return out, spread
 
 

@@ -48,13 +48,18 @@ def lifted_solve(L: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ([[0.3, 0.6]], [2.0])
     """
     d = W.shape[1]
-    A = np.hstack([-2.0 * W, np.ones((len(W), 1)), (W**2).sum(axis=1)[:, None]])
+    A = _lifted_matrix(W)
     u, *_ = np.linalg.lstsq(A, L.T, rcond=None)
     g = u[-1]
     ok = np.abs(g) > 1e-12
     X = np.full((L.shape[0], d), np.nan)
     X[ok] = (u[:d, ok] / g[ok]).T
     return X, np.where(ok, g, np.nan)
+
+
+def _lifted_matrix(W: np.ndarray) -> np.ndarray:
+    """The linear map from ``u = (gamma x, gamma ||x||^2, gamma)`` to the row ``L``."""
+    return np.hstack([-2.0 * W, np.ones((len(W), 1)), (W**2).sum(axis=1)[:, None]])
 
 
 def candidate_widths(L: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -71,7 +76,7 @@ def candidate_widths(L: np.ndarray, W: np.ndarray) -> np.ndarray:
     from scipy.linalg import null_space
 
     d = W.shape[1]
-    A = np.hstack([-2.0 * W, np.ones((len(W), 1)), (W**2).sum(axis=1)[:, None]])
+    A = _lifted_matrix(W)
     out = np.full((L.shape[0], 2), np.nan)
     N = null_space(A)
     if N.shape[1] != 1:
