@@ -160,10 +160,16 @@ class Attack(Component, ABC):
     needs_tags: ClassVar[frozenset[str]] = frozenset()
     needs_any_tags: ClassVar[frozenset[str]] = frozenset()
     needs_knowledge: ClassVar[frozenset[str]] = frozenset()
+    closed_form: ClassVar[bool] = False
+    """True for an attack without iterations (a solve, a read-out): it converges by
+    construction. An iterative attack reports how its optimiser ended instead, as
+    ``info["convergence"]`` of its Reconstruction (:mod:`fedsec.convergence`); one that
+    reports neither is "not reported", and no verdict of protection is drawn from it."""
 
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
         return {"default_scorer": cls.default_scorer, "needs_tags": sorted(cls.needs_tags),
+                "closed_form": cls.closed_form,
                 "needs_any_tags": sorted(cls.needs_any_tags),
                 "needs_knowledge": sorted(cls.needs_knowledge)}
 
