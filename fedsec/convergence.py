@@ -89,7 +89,7 @@ class Convergence:
     history: tuple[float, ...] = ()
     tail_improvement: float = 0.0
     runs: int = 1
-    runs_converged: int = 1
+    runs_converged: int = -1
     starts: Mapping[str, float] = field(default_factory=dict)
     best_start: str = ""
 
@@ -97,6 +97,8 @@ class Convergence:
         if self.stopped not in STOPS:
             raise ValidationError(f"A convergence record says stopped={self.stopped!r}; use "
                                   f"one of {', '.join(STOPS)}.")
+        if self.runs_converged < 0:
+            object.__setattr__(self, "runs_converged", self.runs if self.converged else 0)
 
     @property
     def converged(self) -> bool:
@@ -135,7 +137,7 @@ class Convergence:
                                      for v in info.get("history", ())),
                        tail_improvement=float(info.get("tail_improvement") or 0.0),
                        runs=int(info.get("runs", 1)),
-                       runs_converged=int(info.get("runs_converged", 1)),
+                       runs_converged=int(info.get("runs_converged", -1)),
                        starts={str(k): float("nan") if v is None else float(v)
                                for k, v in dict(info.get("starts", {})).items()},
                        best_start=str(info.get("best_start", "")))
@@ -189,17 +191,16 @@ def judge(history: Sequence[float], *, budget: int, tol: float = TOL, tail: floa
     steps = len(values)
     kept = thin(values)
     if steps == 0:
-        return Convergence("budget" if budget else "converged", 0, budget, (), 0.0,
-                           runs_converged=0 if budget else 1)
+        return Convergence("budget" if budget else "converged", 0, budget, (), 0.0)
     if not np.isfinite(values[-1]):
-        return Convergence("diverged", steps, budget, kept, float("nan"), runs_converged=0)
+        return Convergence("diverged", steps, budget, kept, float("nan"))
     finite = np.where(np.isfinite(values), values, np.inf)
     best = float(finite.min())
     improvement = tail_improvement(finite, tail)
     if best <= floor or improvement <= tol:
         return Convergence("converged", steps, budget, kept, improvement)
     stop = "stalled" if stopped_early and steps < budget else "budget"
-    return Convergence(stop, steps, budget, kept, improvement, runs_converged=0)
+    return Convergence(stop, steps, budget, kept, improvement)
 
 
 def tail_improvement(values: np.ndarray, tail: float = TAIL) -> float:
