@@ -34,6 +34,7 @@ class ContributionReadout(Attack):
     summary = "Reads each sender's contribution to a secure sum from the observed messages."
     paper = "Bonawitz et al., Practical Secure Aggregation for Privacy-Preserving ML, CCS 2017"
     needs_tags = frozenset({CONTRIBUTION_TAG})
+    closed_form = True
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)

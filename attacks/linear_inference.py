@@ -22,6 +22,7 @@ from fedsec.attacks.linear_systems import (
     solve_rows,
     solve_shared,
 )
+from fedsec.convergence import CLOSED_FORM, combine
 from fedsec.interfaces import Attack, Protocol
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
@@ -91,14 +92,17 @@ class LinearInference(Attack):
         if self.params.curve_points and source is not None:
             info["curve"] = {"system": source.label,
                              "points": error_curve(source, self.params.curve_points)}
+        records = []
         for system in chosen:
             entry: dict[str, Any] = {"label": system.label, "equations": int(system.rows.size),
                                      **system.info}
             if system.nuisance is not None:
                 x, extra = solve_shared(system, anchor=self.params.anchor)
+                records.append(extra.pop("convergence"))
                 entry.update(extra)
             else:
                 x, _ = solve_rows(system)
+                records.append(CLOSED_FORM)
             found = np.isfinite(x).all(axis=1)
             entry["rows_estimated"] = int(found.sum())
             entry["rows"] = int(system.n_rows)
@@ -111,6 +115,7 @@ class LinearInference(Attack):
                 estimates[key] = value
                 baseline[key] = np.full_like(value, system.baseline)
             info["systems"].append(entry)
+        info["convergence"] = combine(records).to_info()
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=baseline, info=info)
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedsec.builtin_index import EXTRACTOR_MODULES
+from fedsec.convergence import Convergence, thin
 from fedsec.errors import CapabilityError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -182,7 +183,10 @@ def solve_shared(system: LinearSystem, *, anchor: str = "prior", n_sweeps: int =
     fixes ``c``: ``prior`` makes the offsets best match their known mean (0, it
     is already removed), weighted by their prior variance; ``minmax`` uses
     min-max scaled data (every column's minimum over the training rows is 0)
-    and sets each column's smallest estimate to 0.
+    and sets each column's smallest estimate to 0. The returned facts hold a
+    :class:`~fedsec.convergence.Convergence` record (``convergence``): converged when the
+    largest change of a sweep fell below ``tol``, out of budget after ``n_sweeps``; its
+    history is the change per sweep.
     """
     if system.nuisance is None or system.nuisance_coefficients is None:
         raise CapabilityError(f"{system.label}: no shared offsets to estimate.")
@@ -191,7 +195,7 @@ def solve_shared(system: LinearSystem, *, anchor: str = "prior", n_sweeps: int =
     normals = _normals(system, None)
     x, _ = solve_rows(system, normals=normals)
     eta = np.zeros(n_ids)
-    sweeps = 0
+    sweeps, settled, changes = 0, False, []
     for sweep in range(1, n_sweeps + 1):
         sweeps = sweep
         usable = (ids >= 0) & np.isfinite(x[system.rows]).all(axis=1)
@@ -203,7 +207,9 @@ def solve_shared(system: LinearSystem, *, anchor: str = "prior", n_sweeps: int =
         new_x, _ = solve_rows(system, offsets=per_eq, normals=normals)
         change = float(np.nanmax(np.abs(new_x - x))) if np.isfinite(new_x).any() else 0.0
         x = new_x
+        changes.append(change)
         if change < tol * (1.0 + float(np.nanmax(np.abs(x)))):
+            settled = True
             break
     found = np.isfinite(x).all(axis=1)
     if anchor == "minmax":
@@ -213,8 +219,11 @@ def solve_shared(system: LinearSystem, *, anchor: str = "prior", n_sweeps: int =
         A = system.nuisance_coefficients(present)
         w = 1.0 / np.sqrt(system.nuisance_variance[present])
         c, *_ = np.linalg.lstsq(A * w[:, None], eta[present] * w, rcond=None)
+    record = Convergence("converged" if settled else "budget", sweeps, n_sweeps,
+                         thin(changes))
     return x + c[None, :], {"sweeps": sweeps, "offsets_estimated": int(n_ids),
-                            "anchor": anchor, "translation_norm": float(np.linalg.norm(c))}
+                            "anchor": anchor, "translation_norm": float(np.linalg.norm(c)),
+                            "convergence": record}
 
 
 def _fitted(system: LinearSystem, x: np.ndarray, chunk: int = 200_000) -> np.ndarray:

@@ -217,10 +217,7 @@ def tail_improvement(values: np.ndarray, tail: float = TAIL) -> float:
     running = np.minimum.accumulate(values)
     n = len(running)
     window = max(1, math.ceil(tail * n))
-    if n <= window:
-        before = float(running[0])
-    else:
-        before = float(running[n - window - 1])
+    before = float(running[0] if n <= window else running[n - window - 1])
     total = float(running[0] - running[-1])
     if not math.isfinite(total) or total <= 0:
         return 0.0
@@ -294,13 +291,29 @@ def best_start(starts: Sequence[tuple[str, Callable[[], tuple[T, float, Converge
 def of_attack(info: Mapping[str, Any], closed_form: bool) -> dict[str, Any]:
     """The convergence an audit records for one attack run: the attack's own record, the
     closed form's, or "not reported" (``converged`` None) for an iterative attack silent
-    about it."""
+    about it (or "malformed", with the error, for a record that does not parse).
+
+    Examples
+    --------
+    >>> of_attack({}, closed_form=True)["stopped"], of_attack({}, False)["converged"] is None
+    ('closed-form', True)
+    >>> of_attack({"convergence": {"stopped": "sideways"}}, False)["stopped"]
+    'malformed'
+    """
     record = info.get("convergence")
     if isinstance(record, Mapping):
-        return Convergence.from_info(record).to_info()
+        try:
+            return Convergence.from_info(record).to_info()
+        except ValidationError as error:  # a plug-in's bad record: kept as unknown
+            return {**NOT_REPORTED, "stopped": "malformed", "error": str(error)}
     if closed_form:
         return CLOSED_FORM.to_info()
-    return {"stopped": "not reported", "converged": None, "more_budget_helps": None}
+    return dict(NOT_REPORTED)
+
+
+#: What an audit records for an iterative attack that says nothing of its convergence.
+NOT_REPORTED: Mapping[str, Any] = {"stopped": "not reported", "converged": None,
+                                   "more_budget_helps": None}
 
 
 def _finite(value: float) -> float | None:

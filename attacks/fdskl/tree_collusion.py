@@ -59,6 +59,7 @@ class TreeCollusion(Attack):
     paper = PAPER
     default_scorer = "feature-recovery"
     needs_tags = frozenset({tags.PARTIAL_DOT, tags.TREE_PLAN})
+    closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
     class Params:

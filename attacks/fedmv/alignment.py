@@ -80,6 +80,7 @@ class KnownRecordAlignment(Attack):
                "gives every row of X_k; exact once m >= rank.")
     paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
+    closed_form = True
     Params = RecordsParams
 
     def not_applicable(self, view: View) -> str | None:

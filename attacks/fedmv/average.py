@@ -34,6 +34,7 @@ class AverageDifference(Attack):
                "weights from the broadcast average and reads the last client's W.")
     paper = PAPER
     needs_tags = frozenset({tags.GLOBAL_WEIGHTS, tags.LOCAL_WEIGHTS})
+    closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
     class Params:

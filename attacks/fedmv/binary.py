@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedsec.attacks.fedmv.subspace import SubspaceAccumulation
+from fedsec.convergence import Convergence, combine, thin
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.protocols.fedmv import tags
@@ -62,9 +63,19 @@ def binary_vectors(Q: np.ndarray, *, tol: float = 1e-4, restarts: int = 100, ste
     ...                      or np.array_equal(found[:, 0], 1 - X[:, 1]))
     (1, True)
     """
+    return search_binary(Q, tol=tol, restarts=restarts, steps=steps, rng=rng)[0]
+
+
+def search_binary(Q: np.ndarray, *, tol: float, restarts: int, steps: int,
+                  rng: np.random.Generator) -> tuple[np.ndarray, Convergence]:
+    """:func:`binary_vectors`, and how the search ended: converged when every start settled
+    (on a 0/1 vector in the span, or on no split at all) within ``steps`` projections, out of
+    budget when some start was still moving; its history counts the vectors found after each
+    start."""
     n, r = Q.shape
     found: list[np.ndarray] = []
     starts = [Q @ Q[i] for i in range(n)] + [Q @ rng.normal(size=r) for _ in range(restarts)]
+    moving, history = 0, []
     for x in starts:
         for _ in range(steps):
             b = two_means(x)
@@ -76,8 +87,15 @@ def binary_vectors(Q: np.ndarray, *, tol: float = 1e-4, restarts: int = 100, ste
                                                for f in found):
                     found.append(b)
                 break
+            if np.array_equal(projected, x):
+                break  # a fixed point that is no 0/1 vector of the span
             x = projected
-    return np.column_stack(found) if found else np.zeros((n, 0))
+        else:
+            moving += 1
+        history.append(float(len(found)))
+    record = Convergence("budget" if moving else "converged", len(starts), len(starts),
+                         thin(history))
+    return (np.column_stack(found) if found else np.zeros((n, 0))), record
 
 
 @register("attack", "binary-columns")
@@ -111,13 +129,16 @@ class BinaryColumns(Attack):
     def run(self, view: View) -> Reconstruction:
         self.check(view)
         spans = SubspaceAccumulation().run(view)
-        estimates, baseline, counts = {}, {}, {}
+        estimates, baseline, counts, records = {}, {}, {}, []
         for key, Q in spans.estimates.items():
             rng = np.random.default_rng(0)  # the attack's own search, the same on every run
-            found = binary_vectors(Q, tol=self.params.tol, restarts=self.params.restarts,
-                                   rng=rng)
+            found, record = search_binary(Q, tol=self.params.tol,
+                                          restarts=self.params.restarts, steps=30, rng=rng)
+            records.append(record)
             estimates[key] = found
             baseline[key] = np.zeros((Q.shape[0], 0))  # the naive guess: no column known
             counts[key] = int(found.shape[1])
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
-                              baseline=baseline, info={"columns_found": counts})
+                              baseline=baseline,
+                              info={"columns_found": counts,
+                                    "convergence": combine(records).to_info()})

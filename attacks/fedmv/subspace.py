@@ -126,6 +126,7 @@ class SubspaceAccumulation(Attack):
                "stacked images span the column space of view k.")
     paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
+    closed_form = True
     default_scorer = "column-space"
 
     def not_applicable(self, view: View) -> str | None:
@@ -163,6 +164,7 @@ class CuriousClient(Attack):
                "sum over the other views of a_k X_k W_k, their joint column space.")
     paper = PAPER
     needs_tags = frozenset({tags.CONSENSUS, tags.VIEW_ESTIMATE})
+    closed_form = True
     default_scorer = "column-space"
 
     def not_applicable(self, view: View) -> str | None:

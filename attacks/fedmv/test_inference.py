@@ -49,6 +49,7 @@ class TestInference(Attack):
                "training rows) each test row solves x W_k = p (exact when d_k <= C).")
     paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS, tags.TEST_ESTIMATE})
+    closed_form = True
     __test__ = False  # a class named Test* is not a pytest test
     Params = RecordsParams
 

@@ -100,6 +100,7 @@ class PinvReconstruction(Attack):
                "worker-master collusion or eavesdropping without TLS (rows stay permuted).")
     paper = PAPER
     needs_tags = frozenset({tags.INTERMEDIATE, tags.ANCHOR_REPRESENTATION})
+    closed_form = True
     default_scorer = "matched-rows"
 
     def not_applicable(self, view: View) -> str | None:

@@ -11,6 +11,7 @@ import numpy as np
 from fedsec import registry
 from fedsec.audit.examples import examples
 from fedsec.audit.spec import AttackSpec, AuditSpec, Cell
+from fedsec.convergence import of_attack
 from fedsec.errors import FedsecError
 from fedsec.plugin_registry import SearchPath
 from fedsec.runner import RunConfig, RunResult, run
@@ -94,6 +95,7 @@ def _attack(name: str, threat: str, spec_attack: AttackSpec, result: RunResult,
         scorer = registry.create("scorer", spec_attack.scorer, dict(spec_attack.scorer_params),
                                  search=search)
         scores = scorer.score(reconstruction, result.private)
+        convergence = of_attack(reconstruction.info, type(attack).closed_form)
     except FedsecError as error:
         return {**entry, "status": "not applicable", "reason": str(error)}
     except Exception as error:
@@ -103,6 +105,7 @@ def _attack(name: str, threat: str, spec_attack: AttackSpec, result: RunResult,
              "scores": _jsonable({k: v for k, v in scores.items() if k != "per_target"}),
              "targets": sorted(reconstruction.estimates),
              "info": _jsonable(dict(reconstruction.info)),
+             "convergence": _jsonable(convergence),
              "seconds": time.perf_counter() - started}
     if spec_attack.show:  # only at the scenario's request: reconstructed records
         shown = examples(reconstruction, result.private, result.record.dataset.features,
