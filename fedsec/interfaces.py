@@ -165,11 +165,17 @@ class Attack(Component, ABC):
     construction. An iterative attack reports how its optimiser ended instead, as
     ``info["convergence"]`` of its Reconstruction (:mod:`fedsec.convergence`); one that
     reports neither is "not reported", and no verdict of protection is drawn from it."""
+    budget_params: ClassVar[tuple[str, ...]] = ()
+    """The integer parameters that set an iterative attack's budget (steps, epochs, sweeps):
+    the strength benchmark runs the attack at ten times each
+    (``tests/benchmarks/bench_attack_strength.py``)."""
+    starts_params: ClassVar[tuple[str, ...]] = ()
+    """The integer parameters that set how many starting points it tries (restarts)."""
 
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
         return {"default_scorer": cls.default_scorer, "needs_tags": sorted(cls.needs_tags),
-                "closed_form": cls.closed_form,
+                "closed_form": cls.closed_form, "budget_params": list(cls.budget_params),
                 "needs_any_tags": sorted(cls.needs_any_tags),
                 "needs_knowledge": sorted(cls.needs_knowledge)}
 

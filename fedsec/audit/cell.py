@@ -48,19 +48,23 @@ def failed_cell(spec: AuditSpec, cell: Cell, command: str, error: str,
             "seconds": seconds}
 
 
+def run_config(spec: AuditSpec, cell: Cell) -> RunConfig:
+    """The run one cell of ``spec`` makes."""
+    return RunConfig(protocol=cell.protocol, dataset=cell.dataset or spec.datasets[0],
+                     partition=spec.partition,
+                     backend=cell.backend, backend_params=dict(spec.backend_params),
+                     defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
+                     seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling,
+                     split_file=spec.split_file, split_seed=spec.split_seed,
+                     search_path=spec.search_path)
+
+
 def _run_cell(spec: AuditSpec, cell: Cell, *, command: str,
               prefault: bool) -> dict[str, Any]:
     started = time.perf_counter()
     base = cell_base(spec, cell, command)
-    config = RunConfig(protocol=cell.protocol, dataset=cell.dataset or spec.datasets[0],
-                       partition=spec.partition,
-                       backend=cell.backend, backend_params=dict(spec.backend_params),
-                       defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
-                       seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling,
-                       split_file=spec.split_file, split_seed=spec.split_seed,
-                       search_path=spec.search_path)
     try:
-        result = run(config, prefault=prefault)
+        result = run(run_config(spec, cell), prefault=prefault)
     except FedsecError as error:
         return {**base, "status": "error", "error": f"{type(error).__name__}: {error}",
                 "seconds": time.perf_counter() - started}

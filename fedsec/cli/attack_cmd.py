@@ -38,6 +38,7 @@ def add_parser(sub: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from fedsec import registry
     from fedsec.cli.output import print_json
+    from fedsec.convergence import of_attack
     from fedsec.private_store import FILE_NAME as PRIVATE_FILE
     from fedsec.private_store import check_same_run, load_private
     from fedsec.transcript import read_transcript
@@ -72,6 +73,7 @@ def handle(args: argparse.Namespace) -> int:
         "transcript": str(path), "integrity": report.to_dict(), "attack": attack.describe(),
         "threat": str(view.threat), "knowledge_loaded": private is not None,
         "reconstruction": reconstruction.to_dict(redact=True),
+        "convergence": of_attack(reconstruction.info, type(attack).closed_form),
     }
     if args.truth is not None:
         truth_path = Path(args.truth) / PRIVATE_FILE
@@ -94,14 +96,39 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome)
         return 0
-    info = ", ".join(f"{k}={v}" for k, v in reconstruction.info.items())
+    info = ", ".join(f"{k}={v}" for k, v in reconstruction.info.items() if k != "convergence")
     print(f"{attack.name} as {view.threat}: {len(view.messages)} messages observed; {info}")
+    print("  " + convergence_line(outcome["convergence"]))
     scores = outcome.get("scores")
     if scores is None:
         print("  not scored (pass --truth DIR to score against the run's private store)")
         return 0
     print("  " + format_scores(scores))
     return 0
+
+
+def convergence_line(record: dict[str, Any]) -> str:
+    """How the attack ended, in one line (a failure is evidence only when it converged).
+
+    Examples
+    --------
+    >>> convergence_line({"stopped": "budget", "converged": False, "steps": 300,
+    ...                   "budget": 300, "more_budget_helps": True})
+    'did not converge (budget: 300 of 300 steps); more budget would likely help'
+    >>> convergence_line({"stopped": "closed-form", "converged": True})
+    'converged (closed form)'
+    """
+    stopped = str(record.get("stopped"))
+    if stopped == "closed-form":
+        return "converged (closed form)"
+    steps = (f": {record.get('steps')} of {record.get('budget')} steps"
+             if record.get("budget") else "")
+    if record.get("converged") is True:
+        return f"converged ({stopped}{steps})"
+    if record.get("converged") is None:
+        return (f"convergence {stopped}: a result at the baseline is inconclusive")
+    helps = "; more budget would likely help" if record.get("more_budget_helps") else ""
+    return f"did not converge ({stopped}{steps}){helps}"
 
 
 def format_scores(scores: dict[str, Any]) -> str:

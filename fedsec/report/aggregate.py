@@ -149,5 +149,29 @@ def _attacks(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                      or v is None]
             item["metrics"] = {k: mean_ci((e["scores"].get(k) for e in ok), metric_range(k))
                                for k in names}
+            item.update(convergence_over_seeds(ok))
         out.append(item)
     return out
+
+
+def convergence_over_seeds(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Whether an attack converged on every seed (None: some run did not say), why its runs
+    stopped, and whether more budget would likely have helped one of them.
+
+    Examples
+    --------
+    >>> runs = [{"convergence": {"stopped": "converged", "converged": True}},
+    ...         {"convergence": {"stopped": "budget", "converged": False,
+    ...                          "more_budget_helps": True}}]
+    >>> convergence_over_seeds(runs)
+    {'converged': False, 'stopped': ['budget', 'converged'], 'more_budget_helps': True}
+    >>> convergence_over_seeds([{}])["converged"] is None
+    True
+    """
+    records = [e.get("convergence") or {} for e in entries]
+    flags = [r.get("converged") for r in records]
+    converged = (False if any(f is False for f in flags)
+                 else True if flags and all(f is True for f in flags) else None)
+    return {"converged": converged,
+            "stopped": sorted({str(r.get("stopped", "not reported")) for r in records}),
+            "more_budget_helps": any(r.get("more_budget_helps") is True for r in records)}

@@ -17,6 +17,7 @@ from fedsec.report.frontier import frontier_svg
 from fedsec.report.headlines import headlines, what_stops, worst_leak
 from fedsec.report.plots import rounds_png
 from fedsec.report.render import EXAMPLES, html_report, markdown_report, verdict_lines
+from fedsec.report.strongest import strongest
 from fedsec.report.sweeps import defence_png, defended_parameters, sweep_png
 from fedsec.report.tidy import write_tidy
 from fedsec.results import write_json
@@ -46,6 +47,8 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValidationError(f"{out} holds no result of its scenario's cells (only {len(stale)} "
                               "stale ones from an earlier scenario); run 'fedsec audit' again.")
     configs = sorted(configurations(cells), key=_order)
+    for config in configs:
+        config["strongest"] = strongest(config["attacks"])
     pairs = sorted({(a["attack"], a["threat"]) for c in configs for a in c["attacks"]})
     plots = _plots(configs, cells, scenario["scenario"], pairs)
     scorers = _scorers(configs, scenario.get("base_dir", "."))

@@ -20,7 +20,8 @@ THRESHOLDS = (("exact", 0.9), ("large", 0.5), ("partial", 0.1), ("none", -0.1),
 MAX_BOXES = 6
 #: What the last part of a ground-truth key names, in words.
 _NOUNS = {"X": "records", "y": "labels", "gram": "Gram matrix"}
-_ORDER = [name for name, _ in THRESHOLDS] + ["unidentifiable", "nothing"]
+_ORDER = (["exact", "large", "partial", "inconclusive"] + [name for name, _ in THRESHOLDS[3:]]
+          + ["unidentifiable", "nothing"])
 #: Levels at which an attack is at (or below) its naive baseline: stopped.
 STOPPED = frozenset({"none", "worse", "unidentifiable", "nothing"})
 
@@ -28,6 +29,8 @@ _FIRST = {
     "exact": "recovers {what} (nearly) exactly",
     "large": "recovers a large part of {what}",
     "partial": "recovers part of {what}, beyond the naive baseline",
+    "inconclusive": ("stays at the naive baseline on {what} without converging (inconclusive: "
+                     "a stronger run may recover more)"),
     "none": "learns nothing about {what} beyond the naive baseline",
     "worse": "does worse on {what} than the naive baseline (it learns nothing)",
     "unidentifiable": "recovers nothing identifiable of {what}",
@@ -36,6 +39,7 @@ _FIRST = {
 _AGAIN = {
     "exact": "recovers them (nearly) exactly", "large": "recovers a large part of them",
     "partial": "recovers a part of them",
+    "inconclusive": "stays at the naive baseline on them without converging (inconclusive)",
     "none": "learns nothing about them beyond the naive baseline",
     "worse": "does worse on them than the naive baseline",
     "unidentifiable": "recovers nothing identifiable of them",
@@ -143,23 +147,50 @@ def what_stops(configs: Sequence[Mapping[str, Any]]) -> list[str]:
                   a.get("metrics", {})]
         if not scored:
             continue
-        levels = [(c, level(_adv(a), len(a.get("targets", [])))) for c, a in scored]
+        levels = [(c, verdict_level(a)) for c, a in scored]
         stopped = [c for c, lv in levels if lv in STOPPED]
-        leaking = [c for c, lv in levels if lv not in STOPPED]
+        unsure = [c for c, lv in levels if lv == "inconclusive"]
+        leaking = [c for c, lv in levels if lv not in STOPPED and lv != "inconclusive"]
         name = f"{attack} as {threat}"
-        if not leaking:
-            text = f"{name} stays at its naive baseline wherever it applies."
+        if not leaking and not unsure:
+            text = f"{name} stays at its naive baseline wherever it applies, and converged."
+        elif not leaking and not stopped:
+            text = (f"Nothing in this audit is shown to stop {name}: it stays at its naive "
+                    "baseline but did not converge wherever it applies (inconclusive, not "
+                    "evidence of protection).")
         elif not stopped:
             tried = frozenset(dimensions(c["config"])["defence"] for c in leaking) - {None}
             text = (f"Nothing in this audit stops {name}: it gains over its naive baseline in "
-                    "every configuration where it applies"
+                    "every configuration where it applies and converged"
                     + (f", under {defence_list(tried)} too." if tried else "."))
         else:
-            text = (f"{name} falls to its naive baseline {_where(stopped, universe)}"
-                    f"{_cost(stopped, leaking, configs)}; it still gains over it "
-                    f"{_where(leaking, universe)}.")
+            text = (f"{name} falls to its naive baseline, having converged, "
+                    f"{_where(stopped, universe)}{_cost(stopped, leaking, configs)}"
+                    + (f"; it still gains over it {_where(leaking, universe)}."
+                       if leaking else "."))
+        if unsure and (leaking or stopped):
+            text += (f" It stays at its baseline without converging {_where(unsure, universe)}"
+                     " (inconclusive, not evidence of protection).")
         lines.append(text + _not_applicable(entries, universe))
     return lines
+
+
+def verdict_level(entry: Mapping[str, Any]) -> str:
+    """An attack entry's level of leakage, with a failure that did not converge (or did not
+    say) as ``inconclusive`` rather than a level at or below the baseline.
+
+    Examples
+    --------
+    >>> entry = {"targets": ["t"], "metrics": {"advantage": {"mean": 0.0}}, "converged": None}
+    >>> verdict_level(entry), verdict_level({**entry, "converged": True})
+    ('inconclusive', 'none')
+    >>> verdict_level({**entry, "metrics": {"advantage": {"mean": 0.95}}})
+    'exact'
+    """
+    found = level(_adv(entry), len(entry.get("targets", [])))
+    if found in STOPPED and found != "nothing" and entry.get("converged") is not True:
+        return "inconclusive"
+    return found
 
 
 def _pairs(configs: Sequence[Mapping[str, Any]]
@@ -186,7 +217,7 @@ def _attack_sentence(attack: str, entries: Sequence[tuple[Mapping[str, Any],
         defaultdict(list)
     for config, entry in ok:
         adv = _adv(entry)
-        rank = _ORDER.index(level(adv, len(entry.get("targets", []))))
+        rank = _ORDER.index(verdict_level(entry))
         groups[(rank, what(entry.get("targets", []), template))].append((config, adv))
     backend_inert = _backend_changes_nothing(ok)
     drop = ("backend",) if backend_inert else ()

@@ -10,8 +10,13 @@ from typing import Any
 from fedsec.cost import human_bytes
 from fedsec.report.aggregate import LEAKAGE
 from fedsec.report.frontier import scoped_ids
+from fedsec.report.strongest import STRONGEST_HEAD, summary_rows
 from fedsec.report.verdicts import attack_verdict
 
+STRONGEST = ("Per configuration and adversary, the best result over every attack that applies. "
+             "Protected: every one converged and stayed at its naive baseline; inconclusive: "
+             "they stayed at it, but not every one converged; leaks: the strongest gains over "
+             "its baseline.")
 EXAMPLES = "examples_"
 """The prefix of a plot of reconstructions kept at the scenario's request."""
 SHOWN = "Reconstructions (kept at the scenario's request)"
@@ -56,7 +61,8 @@ def attack_rows(configs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
                 f"{k} {fmt(metrics[k])} (baseline {fmt(metrics.get('baseline_' + k))})"
                 for k in main) if attack["status"] == "ok" else attack.get("reason") or ""
             rows.append([config["configuration"], attack["attack"], attack["threat"],
-                         attack["status"], fmt(metrics.get(LEAKAGE)), shown])
+                         attack["status"], _converged(attack), fmt(metrics.get(LEAKAGE)),
+                         shown])
     return rows
 
 
@@ -79,8 +85,21 @@ def _bytes(stat: Mapping[str, Any] | None) -> str:
 CONFIG_HEAD = ["configuration", "seeds", "accuracy [95% CI]", "matches centralized",
                "bytes on the wire",
                "messages", "protocol time (s)", "crypto time (s)"]
-ATTACK_HEAD = ["configuration", "attack", "adversary", "status", "advantage [95% CI]",
-               "metrics (baseline)"]
+ATTACK_HEAD = ["configuration", "attack", "adversary", "status", "converged",
+               "advantage [95% CI]", "metrics (baseline)"]
+
+
+def _converged(attack: Mapping[str, Any]) -> str:
+    """Whether an attack converged on every seed, and how its runs stopped otherwise."""
+    if attack["status"] != "ok":
+        return "—"
+    flag = attack.get("converged")
+    stops = ", ".join(s for s in attack.get("stopped", []) if s != "closed-form")
+    if flag is True:
+        return "closed form" if not stops else "yes"
+    head = "no" if flag is False else "not reported"
+    help_ = "; more budget would likely help" if attack.get("more_budget_helps") else ""
+    return f"{head} ({stops}{help_})" if stops else head
 
 
 def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
@@ -104,6 +123,11 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
     if report["what_stops"]:
         parts.append("<h2>What stops each attack</h2><ul class='stops'>")
         parts += [f"<li>{esc(v)}</li>" for v in report["what_stops"]] + ["</ul>"]
+    strongest = summary_rows(report["configurations"])
+    if strongest:
+        parts.append(f"<h2>Strongest attack per adversary</h2><p class='muted'>{esc(STRONGEST)}"
+                     "</p>" + _table(STRONGEST_HEAD, strongest).replace(
+                         "<table>", "<table class='strongest'>", 1))
     for heading, names in (("Leakage versus accuracy", [n for n in plots
                                                         if not n.startswith(EXAMPLES)]),
                            (SHOWN, [n for n in plots if n.startswith(EXAMPLES)])):
@@ -158,6 +182,10 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
         lines += [f"- {s}" for s in headline["sentences"]] + [""]
     if report["what_stops"]:
         lines += ["## What stops each attack", ""] + [f"- {v}" for v in report["what_stops"]]
+    strongest = summary_rows(report["configurations"])
+    if strongest:
+        lines += ["", "## Strongest attack per adversary", "", STRONGEST, "",
+                  _md_table(STRONGEST_HEAD, strongest)]
     lines += ["", "## Leakage versus accuracy", ""]
     lines += [f"![{f}]({f})" for f in plot_files if not _shown(f)]
     if any(_shown(f) for f in plot_files):

@@ -3,7 +3,9 @@
 ``results.csv`` (and ``results.parquet``) beside the report: ``pandas.read_csv`` reads it in one
 call. Columns: the cell and its configuration (protocol, dataset, backend, defence and its
 parameters, every protocol parameter as ``param.NAME``, seed), the run's status and accuracy,
-then the attack, adversary, scorer and attack status, and every number the scorer reported
+then the attack, adversary, scorer and attack status, whether the attack converged
+(``converged``: true, false, or empty when it did not say) and why it stopped (``stopped``:
+closed-form, converged, stalled, budget, diverged), and every number the scorer reported
 as ``leakage.NAME`` (its baselines as ``leakage.baseline_NAME``). A run that failed has one
 row with its error and no attack.
 """
@@ -55,7 +57,9 @@ def tidy_rows(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for attack in attacks:
             row = {**base, "attack": attack["attack"], "threat": attack["threat"],
                    "scorer": attack.get("scorer"), "attack_status": attack["status"],
-                   "reason": attack.get("reason") or attack.get("error")}
+                   "reason": attack.get("reason") or attack.get("error"),
+                   "converged": (attack.get("convergence") or {}).get("converged"),
+                   "stopped": (attack.get("convergence") or {}).get("stopped")}
             row.update({f"leakage.{k}": v for k, v in attack.get("scores", {}).items()
                         if v is None or isinstance(v, (int, float, bool))})
             rows.append(row)

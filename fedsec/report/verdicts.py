@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fedsec.report.aggregate import LEAKAGE
-from fedsec.report.headlines import level, what
+from fedsec.report.headlines import level, verdict_level, what
 
 
 def leak_level(advantage: float | None, targets: int) -> str:
@@ -41,7 +41,9 @@ def attack_verdict(attack: Mapping[str, Any]) -> str:
                           if v.get("mean") is not None)
         return f"{attack['threat']}, {attack['attack']}: {shown}."
     adv = metrics[LEAKAGE].get("mean")
-    level = leak_level(adv, len(attack.get("targets", [])))
+    words = leak_level(adv, len(attack.get("targets", [])))
     adv_text = "n/a" if adv is None else f"{adv:.2f}"
-    return (f"{attack['threat']} {level} ({what(attack.get('targets', []))}) with "
-            f"{attack['attack']}, advantage {adv_text}.")
+    unsure = (" It did not converge: inconclusive, not evidence of protection."
+              if verdict_level(attack) == "inconclusive" else "")
+    return (f"{attack['threat']} {words} ({what(attack.get('targets', []))}) with "
+            f"{attack['attack']}, advantage {adv_text}.{unsure}")

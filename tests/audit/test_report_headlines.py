@@ -16,16 +16,17 @@ TARGETS = ["party/hospital1/shard/cell0/X", "party/hospital2/shard/cell0/X"]
 def config(adv: float | None, *, protocol: str = "naive", backend: str = "plain",
            m: int = 3, defence: dict[str, Any] | None = None, acc: float | None = 0.9,
            threat: str = "server", status: str = "ok",
-           targets: list[str] | None = None) -> dict[str, Any]:
+           targets: list[str] | None = None, converged: bool | None = True,
+           attack: str = "multilateration") -> dict[str, Any]:
     metrics = {} if adv is None else {"advantage": {"mean": adv}}
     name = f"{protocol} | {backend} | {defence['name'] if defence else 'no defence'} | m={m}"
     return {"configuration": name, "accuracy": {"mean": acc},
             "config": {"protocol": protocol, "backend": backend, "dataset": "",
                        "defense": defence, "params": {"m": m}},
-            "attacks": [{"attack": "multilateration", "threat": threat, "status": status,
+            "attacks": [{"attack": attack, "threat": threat, "status": status,
                          "scorer": "point-recovery", "reason": "no kernel blocks",
                          "targets": TARGETS if targets is None else targets,
-                         "metrics": metrics}]}
+                         "metrics": metrics, "converged": converged}]}
 
 
 def grid(advantage: Any, backends: tuple[str, ...] = ("plain", "noise", "ckks"),
@@ -82,8 +83,8 @@ def test_what_stops_names_the_defence_setting_and_its_accuracy_cost() -> None:
                            defence={"name": "noise", "params": {"sigma": sigma}})
                     for m in (3, 5)]
     (line,) = what_stops(configs)
-    assert line.startswith("multilateration as server falls to its naive baseline with "
-                           "noise (sigma ≥ 1)")
+    assert line.startswith("multilateration as server falls to its naive baseline, having "
+                           "converged, with noise (sigma ≥ 1)")
     assert "accuracy change against no defence -0.35 to -0.05" in line
     assert "it still gains over it without defence or with noise (sigma = 0.1)" in line
 
@@ -120,3 +121,32 @@ def test_boxes_cover_exactly_the_points() -> None:
     covered = {(b, m) for first, second in boxes for b in first for m in second}
     assert covered == points
     assert len(boxes) == 2
+
+
+def test_a_failure_that_did_not_converge_never_stops_an_attack() -> None:
+    configs = [config(1.0, m=3), config(1.0, m=5)]
+    configs += [config(0.01, m=m, converged=c, defence={"name": "noise",
+                                                        "params": {"sigma": 5.0}})
+                for m, c in ((3, False), (5, None))]
+    (line,) = what_stops(configs)
+    assert line.startswith("Nothing in this audit stops multilateration as server")
+    assert "falls to its naive baseline" not in line
+    assert ("without converging with noise (sigma = 5), at every m from 3 to 5 (inconclusive, "
+            "not evidence of protection)") in line
+    (sentence,) = headlines(configs)[0]["sentences"]
+    assert "without converging (inconclusive" in sentence
+    assert "learns nothing" not in sentence
+
+
+def test_only_converged_failures_are_said_to_stop_it() -> None:
+    configs = [config(1.0, m=3)]
+    configs += [config(0.0, m=3, converged=c, defence={"name": "noise",
+                                                       "params": {"sigma": s}})
+                for s, c in ((1.0, True), (5.0, False))]
+    (line,) = what_stops(configs)
+    assert "falls to its naive baseline, having converged, with noise (sigma = 1)" in line
+    assert "without converging with noise (sigma = 5) (inconclusive" in line
+    everywhere = what_stops([config(0.0, m=3, converged=False)])
+    assert everywhere == ["Nothing in this audit is shown to stop multilateration as server: it "
+                          "stays at its naive baseline but did not converge wherever it applies "
+                          "(inconclusive, not evidence of protection)."]
