@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from fedsec import registry
+from fedsec.convergence import of_attack
 from fedsec.errors import ValidationError
 from fedsec.federation import Federation, Party
 from fedsec.interfaces import Attack, Defense, MaskingBackend, Protocol, Scorer
@@ -123,7 +124,8 @@ def check_attack(cls: type[Attack], *, seed: int = 0,
                  runs: Mapping[str, Mapping[str, Any]] | None = None,
                  knowledge: Callable[[RunResult, Path], Mapping[str, Any]] | None = None,
                  ) -> None:
-    """Bad parameters raise; the attack runs deterministically where its tags are observed.
+    """Bad parameters raise; the attack runs deterministically where its tags are observed,
+    and reports its convergence (or declares itself a closed form).
 
     It is tried on each registered protocol it applies to (:meth:`Attack.applies_to`), run
     with its defaults or with the :class:`RunConfig` fields in ``runs[protocol]`` (a smaller
@@ -147,6 +149,17 @@ def check_attack(cls: type[Attack], *, seed: int = 0,
     )
 
 
+def check_convergence_record(cls: type[Attack], info: Mapping[str, Any]) -> None:
+    """An iterative attack says how its optimiser ended (``info["convergence"]``, a record
+    :mod:`fedsec.convergence` reads); a closed-form one declares ``closed_form = True``."""
+    record = of_attack(info, cls.closed_form)
+    assert record["converged"] is not None, (
+        f"{cls.__name__}: an iterative attack must report its convergence as "
+        "info['convergence'] (fedsec.convergence.judge(...).to_info()), or declare "
+        f"closed_form = True; got {record['stopped']}"
+        + (f" ({record['error']})" if "error" in record else ""))
+
+
 def _attack_runs_twice(cls: type[Attack], params: dict[str, Any], result: RunResult) -> bool:
     """Run the attack twice on the first party's view it applies to; False when none."""
     attack = cls(**params)
@@ -158,6 +171,7 @@ def _attack_runs_twice(cls: type[Attack], params: dict[str, Any], result: RunRes
         assert set(a.estimates) <= set(result.private), (
             f"{cls.__name__}: estimates name keys absent from the ground truth"
         )
+        check_convergence_record(cls, a.info)
         for key in a.estimates:
             assert np.array_equal(a.estimates[key], b.estimates[key]), (
                 f"{cls.__name__}: two runs on one view differ for {key}"

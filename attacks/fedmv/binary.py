@@ -107,6 +107,7 @@ class BinaryColumns(Attack):
     paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
     default_scorer = "binary-columns"
+    starts_params = ("restarts",)
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
