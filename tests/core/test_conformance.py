@@ -82,3 +82,19 @@ def test_same_seed_same_transcript_different_seed_differs() -> None:
 def test_secure_sum_conforms_under_deterministic_backends(backend: str) -> None:
     testing.check_protocol(registry.get("protocol", "secure-sum"), backend=backend,
                            dataset="iris")
+
+
+def test_an_attack_silent_about_its_convergence_fails_the_check() -> None:
+    from fedsec.attacks.contribution_readout import ContributionReadout
+    from fedsec.convergence import judge
+
+    class Silent(ContributionReadout):
+        closed_form = False
+
+    with pytest.raises(AssertionError, match="must report its convergence"):
+        testing.check_convergence_record(Silent, {})
+    with pytest.raises(AssertionError, match="malformed"):
+        testing.check_convergence_record(Silent, {"convergence": {"stopped": "sideways"}})
+    testing.check_convergence_record(Silent, {"convergence": judge([2.0, 1.0], budget=9)
+                                              .to_info()})
+    testing.check_convergence_record(ContributionReadout, {})
