@@ -115,6 +115,8 @@ def test_attack_succeeds_under_plain(run_dir: Path) -> None:
     assert out["scores"]["relative_error"] == 0.0
     assert out["scores"]["baseline_relative_error"] > 0
     assert "estimates" not in out["reconstruction"]  # redacted by default
+    assert out["convergence"]["stopped"] == "closed-form"
+    assert out["convergence"]["converged"] is True
 
 
 def test_truth_from_another_run_is_refused(run_dir: Path, tmp_path: Path) -> None:
@@ -137,6 +139,7 @@ def test_attack_without_truth_is_not_scored(run_dir: Path) -> None:
     proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
                   "contribution-readout", "--as", "aggregator")
     assert proc.returncode == 0 and "not scored" in proc.stdout
+    assert "converged (closed form)" in proc.stdout
 
 
 def test_attack_that_does_not_apply_says_why(run_dir: Path) -> None:
