@@ -13,6 +13,13 @@ the weaker attack (the project's SEEDS.md).
 ``D_W`` comes from the clients' seed (U and N landmarks) or from the block
 itself (P landmarks are rows with kernel value 1); without either it stays
 hidden as well.
+
+Every block's completion reports how it ended (:mod:`fedsec.convergence`): the completers'
+objective histories and stop reasons, combined over the blocks into
+``info["convergence"]``; the Nyström formula is a closed form. With ``method = "sdr"`` the
+solver is chosen by size unless named (:func:`~fedsec.geometry.completers.sdr.choose_solver`:
+SCS up to 350 points, the low-rank solver above), and ``info["sdr_solver"]`` names it per
+block.
 """
 
 from __future__ import annotations
@@ -30,7 +37,10 @@ from fedsec.attacks.fedcg.multilateration import (
     public_gamma,
     seeded_landmarks,
 )
+from fedsec.convergence import CLOSED_FORM, Convergence, combine
+from fedsec.geometry.completers.sdr import AUTO as SDR_AUTO
 from fedsec.geometry.completers.sdr import SOLVERS as SDR_SOLVERS
+from fedsec.geometry.completers.sdr import choose_solver
 from fedsec.geometry.completion import METHODS, complete
 from fedsec.geometry.edm import assemble_edm, classical_mds, edm, nystrom_completion
 from fedsec.interfaces import Attack
@@ -50,19 +60,24 @@ ALL_METHODS = (*METHODS, "nystrom")
 def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, method: str, *,
                           rng: np.random.Generator, max_iter: int,
                           on_iteration: Callable[[int], None] | None = None,
-                          options: Mapping[str, Any] | None = None) -> np.ndarray:
+                          options: Mapping[str, Any] | None = None,
+                          on_convergence: Callable[[Convergence], None] | None = None,
+                          ) -> np.ndarray:
     """The completed ``D_X`` (n×n) from cross distances and, when known, landmark distances;
     ``on_iteration(iteration)`` follows the completion, ``options`` are the method's own
-    keywords (for example ``{"solver": "SCS"}`` for ``"sdr"``)."""
+    keywords (for example ``{"solver": "SCS"}`` for ``"sdr"``), ``on_convergence`` receives
+    how the completion ended (the closed form's record for the Nyström formula)."""
     n = D_XW.shape[0]
     if method == "nystrom":
         if D_W is None:
             raise ValueError("The Nyström formula needs the landmark distances D_W.")
+        if on_convergence is not None:
+            on_convergence(CLOSED_FORM)
         return nystrom_completion(np.nan_to_num(D_XW, nan=np.nanmean(D_XW)), D_W, dim)
     D, mask = assemble_edm(None, D_XW, D_W)  # NaN (underflowed) entries and D_W=None: unknown
     progress = None if on_iteration is None else (lambda it, _value: on_iteration(int(it)))
     full = complete(D, mask, dim, method, rng=rng, max_iter=max_iter, progress=progress,
-                    **dict(options or {}))
+                    on_convergence=on_convergence, **dict(options or {}))
     return full[:n, :n]
 
 
@@ -75,6 +90,7 @@ class EDMCompletion(Attack):
     paper = PAPER
     needs_any_tags = frozenset({tags.KERNEL_BLOCK, tags.CHAIN_PRODUCT})
     default_scorer = "point-recovery"
+    budget_params = ("max_iter",)
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -86,8 +102,9 @@ class EDMCompletion(Attack):
         seed: int = 0
         """Seed of the attack's own random stream (the completion's random starts)."""
         sdr_solver: str | None = None
-        """Solver of method 'sdr': SCS (None, the misfit form), CLARABEL, or burer-monteiro (the
-        equality-constrained form in low-rank form, for blocks of a thousand points and more)."""
+        """Solver of method 'sdr': auto (None: SCS up to 350 points, burer-monteiro above), SCS
+        or CLARABEL (the misfit form), or burer-monteiro (the equality-constrained form in
+        low-rank form, thousands of points in seconds)."""
 
         def __post_init__(self) -> None:
             check_choice(self.method, owner="attack 'edm-completion'", name="method",
@@ -111,6 +128,8 @@ class EDMCompletion(Attack):
         seeded = seeded_landmarks(view, n_features, gamma) if gamma is not None else None
         rng = generator(self.params.seed, f"attack/{self.name}")
         estimates, baseline, known_dw = {}, {}, {}
+        records: list[Convergence] = []
+        solvers: dict[str, str] = {}
         for number, block in enumerate(blocks, start=1):
             owner, cell, cols = block.cells[0]
             label = f"{self.name} block {number} of {len(blocks)}"
@@ -127,17 +146,24 @@ class EDMCompletion(Attack):
                        else {"solver": self.params.sdr_solver})
             D_X = complete_hidden_block(D_XW, D_W, len(cols), self.params.method, rng=rng,
                                         max_iter=self.params.max_iter, on_iteration=follow,
-                                        options=options)
+                                        options=options, on_convergence=records.append)
             self.report_progress(reached[0], self.params.max_iter, "iteration", label=label,
                                  final=True)
             key = shard_key(owner, cell, "X")
             estimates[key] = classical_mds(D_X, len(cols))
             baseline[key] = np.zeros((block.K.shape[0], len(cols)))
             known_dw[key] = D_W is not None
+            if self.params.method == "sdr":
+                named = self.params.sdr_solver or SDR_AUTO
+                solvers[key] = (choose_solver(sum(D_XW.shape)) if named == SDR_AUTO
+                                else named)
+        info: dict[str, Any] = {"method": self.params.method, "blocks": len(blocks),
+                                "landmark_distances_known": known_dw,
+                                "convergence": combine(records).to_info()}
+        if solvers:
+            info["sdr_solver"] = solvers
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
-                              baseline=baseline,
-                              info={"method": self.params.method, "blocks": len(blocks),
-                                    "landmark_distances_known": known_dw})
+                              baseline=baseline, info=info)
 
     @staticmethod
     def _landmark_distances(D_XW: np.ndarray, seeded: tuple | None,

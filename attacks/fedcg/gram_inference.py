@@ -108,6 +108,7 @@ class GramInference(Attack):
                "per-cohort Gram matrices under plain, their sum under a masking backend.")
     paper = PAPER
     needs_tags = frozenset({tags.CG_DIRECTION, tags.GRAM_PRODUCT})
+    closed_form = True  # one least-squares solve per contributor
 
     @dataclass(frozen=True, kw_only=True)
     class Params:

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.attacks.fedcg.below_hull import ESTIMATORS, place_points
 from fedsec.attacks.fedcg.unknown_width import PRIORS, multilaterate_unknown_gamma
-from fedsec.geometry.completers.descent_starts import multilaterate_points
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
@@ -70,12 +70,13 @@ def multilaterate_spread(D: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.n
     With ``d + 1`` or more known distances, linear least squares: ``D[i, j] = ||x_i||^2 -
     2 w_j . x_i + ||w_j||^2`` is linear in ``(x_i, ||x_i||^2)``; the point is identified
     (spread 0). With ``k`` of ``1 .. d`` known distances it is not: the positions consistent
-    with them form a sphere of dimension ``d - k`` (radius ``rho``) in the affine set the
-    differences of the equations leave. The estimate is the sphere's centre (the mean of the
-    consistent positions: the least expected error when nothing favours one of them), or,
-    when ``k = d`` leaves two mirror points, the one inside (or nearer) the box the features
-    are scaled to, ``[0, 1]^d`` when every anchor lies in it; the spread is ``rho``, how far
-    the consistent positions lie from the centre. Rows with no known distance are NaN.
+    with them form a sphere of dimension ``d - k`` (radius ``rho``, the spread) around the
+    point's projection onto the anchors' affine hull. The estimate is that projection (or,
+    when ``k = d`` leaves two mirror points, the one nearer the box the features are scaled
+    to), or the posterior mean under an isotropic prior fitted to the rows when it explains
+    their distances significantly better (:func:`~fedsec.attacks.fedcg.below_hull.place_points`,
+    which also says which estimate each group of rows kept). Rows with no known distance are
+    NaN.
 
     Examples
     --------
@@ -89,63 +90,8 @@ def multilaterate_spread(D: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.n
     >>> points.round(6).tolist(), spread.round(3).tolist()  # the mirror point is (0.3, -0.6)
     ([[0.3, 0.6]], [0.6])
     """
-    D = np.asarray(D, dtype=np.float64)
-    n, d = D.shape[0], W.shape[1]
-    out, spread = np.full((n, d), np.nan), np.full(n, np.nan)
-    known = np.isfinite(D)
-    for pattern in np.unique(known, axis=0):
-        rows = np.flatnonzero((known == pattern).all(axis=1))
-        if pattern.sum() == 0:
-            continue
-        if pattern.sum() < d + 1:
-            out[rows], spread[rows] = _nearest_consistent(D[np.ix_(rows, pattern)], W[pattern],
-                                                          feature_box(W))
-            continue
-        out[rows] = multilaterate_points(D[np.ix_(rows, pattern)], W[pattern])
-        spread[rows] = 0.0
-    return out, spread
-
-
-def feature_box(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where the points are believed to lie: the unit box FedCG's min-max scaled features
-    fill when every anchor lies in it, else the anchors' own bounding box."""
-    if W.size and W.min() >= 0.0 and W.max() <= 1.0:
-        return np.zeros(W.shape[1]), np.ones(W.shape[1])
-    return W.min(axis=0), W.max(axis=0)
-
-
-def _nearest_consistent(D: np.ndarray, W: np.ndarray, box: tuple[np.ndarray, np.ndarray]
-                        ) -> tuple[np.ndarray, np.ndarray]:
-    """For ``k <= d`` anchors: the centre of the sphere of consistent points (or, when it is
-    two mirror points, the one nearer the box), and its radius."""
-    from scipy.linalg import null_space
-
-    low, high = box
-    prior = (low + high) / 2
-    B = -2.0 * (W[1:] - W[0])  # differences of the equations: linear in x
-    r = (D[:, 1:] - D[:, :1]) - ((W[1:] ** 2).sum(axis=1) - (W[0] ** 2).sum())[None, :]
-    if len(B):
-        base = prior + (r - prior @ B.T) @ np.linalg.pinv(B).T
-        N = null_space(B)
-    else:
-        base = np.tile(prior, (len(D), 1))
-        N = np.eye(W.shape[1])
-    u = base - W[0]
-    a = u @ N
-    rho = np.sqrt(np.maximum(D[:, 0] - ((u**2).sum(axis=1) - (a**2).sum(axis=1)), 0.0))
-    if N.shape[1] > 1:  # a sphere: its centre is the mean of the consistent positions
-        return base - a @ N.T, rho
-    centre = base - a @ N.T  # two mirror points: the one nearer the box, then its centre
-    plus, minus = centre + rho[:, None] * N[:, 0], centre - rho[:, None] * N[:, 0]
-
-    def outside(p: np.ndarray) -> np.ndarray:
-        return np.linalg.norm(np.maximum(low - p, 0) + np.maximum(p - high, 0), axis=1)
-
-    gap = outside(plus) - outside(minus)
-    tie = np.isclose(gap, 0.0)
-    nearer = np.linalg.norm(plus - prior, axis=1) <= np.linalg.norm(minus - prior, axis=1)
-    pick = np.where(tie, nearer, gap < 0)
-    return np.where(pick[:, None], plus, minus), rho
+    placed = place_points(D, W)
+    return placed.points, placed.spread
 
 
 def landmark_rows(D: np.ndarray, *, atol: float = 1e-9) -> dict[int, int]:
@@ -257,7 +203,8 @@ def seeded_landmarks(view: View, n_features: int, gamma: float,
 _FEW_LANDMARKS = (
     "fewer landmarks than the block's features + 1: each point is known only to lie on a "
     "sphere; the estimate is its centre (or, with as many landmarks as features, the mirror "
-    "point nearer the landmarks)")
+    "point nearer the landmarks), or the posterior mean under an isotropic prior fitted to the "
+    "block where that explains the distances better (below_hull says which, per block)")
 _UNKNOWN_WIDTH = (
     "fewer landmarks than the block's features + 2 with the width unknown: the width is "
     "guessed (width_from names how) and the points placed at it, each on the centre of the "
@@ -274,6 +221,7 @@ class Multilateration(Attack):
     paper = PAPER
     needs_any_tags = frozenset({tags.KERNEL_BLOCK, tags.CHAIN_PRODUCT})
     default_scorer = "point-recovery"
+    closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -287,10 +235,17 @@ class Multilateration(Attack):
         not identifiable)."""
         floor: float = 1e-300
         """Kernel entries at or below floor are treated as missing (underflowed), never inverted."""
+        below_hull: str = "auto"
+        """The estimate of points below d + 1 landmarks: affine-hull (the sphere's centre, or the
+        mirror point nearer the box at d), isotropic-prior (the posterior mean under an isotropic
+        Gaussian prior fitted to the block's distances) or auto (the prior where it explains the
+        distances significantly better, by a likelihood-ratio test; never by the truth)."""
 
         def __post_init__(self) -> None:
             check_choice(self.knowledge, owner="attack 'multilateration'", name="knowledge",
                          choices=("auto", "landmarks", "landmark-distances"))
+            check_choice(self.below_hull, owner="attack 'multilateration'", name="below_hull",
+                         choices=ESTIMATORS)
             check_float(self.floor, owner="attack 'multilateration'", name="floor",
                         min_value=0.0)
 
@@ -305,6 +260,7 @@ class Multilateration(Attack):
         estimates, baseline, used = {}, {}, {}
         unidentified: dict[str, float] = {}
         width_from: dict[str, str] = {}
+        below_hull: dict[str, list[dict[str, Any]]] = {}
         frames = {} if seeded else self._p_frames(blocks, gamma)
         for block in sorted(blocks, key=lambda b: len(b.cells)):
             keys = [shard_key(owner, cell, "X") for owner, cell, _ in block.cells]
@@ -321,12 +277,15 @@ class Multilateration(Attack):
                 continue
             guessed = ""
             if self.params.unknown_gamma:
-                estimate, _, spread, guessed = multilaterate_unknown_gamma(
+                fit = multilaterate_unknown_gamma(
                     kernel_distances(block.K, 1.0, floor=self.params.floor), W,
-                    announced=gamma)
+                    announced=gamma, estimator=self.params.below_hull)
+                estimate, spread, guessed, below = (fit.points, fit.spread, fit.width_from,
+                                                    fit.below)
             else:
-                estimate, spread = multilaterate_spread(
-                    kernel_distances(block.K, widths, floor=self.params.floor), W)
+                estimate, spread, below = place_points(
+                    kernel_distances(block.K, widths, floor=self.params.floor), W,
+                    estimator=self.params.below_hull)
             start = 0
             for key, (owner, _, cell_cols) in zip(keys, block.cells, strict=True):
                 part = slice(start, start + len(cell_cols))
@@ -340,10 +299,14 @@ class Multilateration(Attack):
                     unidentified[key] = float(np.nanmean(spread))
                 if guessed:
                     width_from[key] = guessed
+                if below:
+                    below_hull[key] = below
         info: dict[str, Any] = {"blocks_seen": len(blocks), "blocks_attacked": len(estimates),
                                 "seed_held": tags.SEED_KEY in view.keys, "methods": used}
         if width_from:
             info["width_from"] = width_from
+        if below_hull:
+            info["below_hull"] = below_hull
         if unidentified:
             info["not_identifiable"] = {"why": _UNKNOWN_WIDTH if self.params.unknown_gamma
                                         else _FEW_LANDMARKS, "mean_spread": unidentified}

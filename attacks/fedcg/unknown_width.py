@@ -24,6 +24,8 @@ the radius at that width, a lower bound on the uncertainty.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 SHARED = "the width the rows share"
@@ -34,6 +36,21 @@ PRIORS = (ANNOUNCED, BOX_PRIOR)
 """Width sources that are a guess, not a solution of the equations."""
 AGREEMENT = 1e-6
 """Relative difference under which two rows' candidate widths count as the same width."""
+
+
+class WidthFit(NamedTuple):
+    """What :func:`multilaterate_unknown_gamma` found."""
+
+    points: np.ndarray
+    widths: np.ndarray
+    """The width per row."""
+    spread: np.ndarray
+    """How far each point is determined at that width (0: identified)."""
+    width_from: str
+    """How the width of the unidentified rows was set ("" when every row is identified)."""
+    below: list[dict[str, Any]]
+    """Per group of rows below ``d + 1`` known entries, the estimate kept and why
+    (:func:`~fedsec.attacks.fedcg.below_hull.place_points`)."""
 
 
 def lifted_solve(L: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,25 +158,28 @@ def box_moment_width(L: np.ndarray, W: np.ndarray, box: tuple[np.ndarray, np.nda
     return float(np.nansum(L)) / total if total > 0 else float("nan")
 
 
-def multilaterate_unknown_gamma(L: np.ndarray, W: np.ndarray, *, announced: float | None = None
-                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """Points, per-row widths, spreads and how the width of the unidentified rows was set.
+def multilaterate_unknown_gamma(L: np.ndarray, W: np.ndarray, *, announced: float | None = None,
+                                estimator: str = "auto") -> WidthFit:
+    """Points, per-row widths, spreads, how the width of the unidentified rows was set, and
+    which estimate the rows below ``d + 1`` kept.
 
     Rows with ``d + 2`` or more known entries are identified (spread 0); the others take the
     block's common width as the module docstring describes (``announced``: the width the server
     announced, if any) and are placed at that width. The last value names where that width
-    came from ("" when every row is identified). Rows with no known entry are NaN.
+    came from ("" when every row is identified); ``estimator`` chooses the estimate below ``d +
+    1`` (:func:`~fedsec.attacks.fedcg.below_hull.place_points`). Rows with no known entry are
+    NaN.
 
     Examples
     --------
     >>> W = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # d + 1 landmarks in the plane
     >>> points = np.array([[0.2, 0.7], [0.6, 0.1], [0.9, 0.4]])
     >>> L = 3.0 * ((points[:, None] - W[None]) ** 2).sum(-1)
-    >>> X, gammas, spread, how = multilaterate_unknown_gamma(L, W)
+    >>> X, gammas, spread, how, _ = multilaterate_unknown_gamma(L, W)
     >>> X.round(6).tolist() == points.tolist(), gammas.round(6).tolist(), how
     (True, [3.0, 3.0, 3.0], 'the width the rows share')
     """
-    from fedsec.attacks.fedcg.multilateration import feature_box, multilaterate_spread
+    from fedsec.attacks.fedcg.below_hull import feature_box, place_points
 
     L = np.asarray(L, dtype=np.float64)
     n, d = L.shape[0], W.shape[1]
@@ -174,7 +194,7 @@ def multilaterate_unknown_gamma(L: np.ndarray, W: np.ndarray, *, announced: floa
         elif pattern.sum() > 0:
             below.append((rows, pattern))
     if not below:
-        return X, gammas, spread, ""
+        return WidthFit(X, gammas, spread, "", [])
     candidates = [candidate_widths(L[np.ix_(rows, p)], W[p]) for rows, p in below
                   if p.sum() == d + 1]
     width = shared_width(np.vstack(candidates)) if candidates else None
@@ -186,8 +206,11 @@ def multilaterate_unknown_gamma(L: np.ndarray, W: np.ndarray, *, announced: floa
     if width is None:
         rows_below = np.concatenate([rows for rows, _ in below])
         width, how = box_moment_width(L[rows_below], W, feature_box(W)), BOX_PRIOR
+    records: list[dict[str, Any]] = []
     for rows, pattern in below:
-        X[rows], spread[rows] = multilaterate_spread(L[np.ix_(rows, pattern)] / width,
-                                                     W[pattern])
+        placed = place_points(L[np.ix_(rows, pattern)] / width, W[pattern],
+                              estimator=estimator)
+        X[rows], spread[rows] = placed.points, placed.spread
+        records.extend(placed.below)
         gammas[rows] = width
-    return X, gammas, spread, how
+    return WidthFit(X, gammas, spread, how, records)

@@ -15,6 +15,9 @@ Federated Kernel Regularized Least Squares Algorithm" (2024, the FedCG paper):
   compares (Alternating Descent, Rank Alternation, semidefinite relaxation,
   OptSpace, Soft-Impute) and the :func:`complete` dispatcher. Each algorithm
   lives in its own module under :mod:`fedsec.geometry.completers`;
+- :mod:`fedsec.geometry.sphere_prior`: points known only to lie on a sphere around the
+  landmarks' affine hull (fewer landmarks than dimensions + 1), placed at the posterior mean
+  under an isotropic Gaussian prior fitted to the distances;
 - :mod:`fedsec.geometry.problems`: small random problems of that shape, for
   trying the algorithms (:func:`landmark_problem`).
 

@@ -12,10 +12,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from fedsec.convergence import Convergence
 from fedsec.errors import DataError
 from fedsec.validation import check_float, check_int, param_error
 
 Progress = Callable[[int, float], None]
+Report = Callable[[Convergence], None]
+"""Receives a completer's :class:`~fedsec.convergence.Convergence` record once, at the end."""
 
 
 class _Described(str):
@@ -75,6 +78,49 @@ def check_progress(progress: Any, *, owner: str) -> Progress | None:
         raise param_error(owner, "progress", "None or a callable (iteration, objective)",
                           progress)
     return progress
+
+
+def check_report(on_convergence: Any, *, owner: str) -> Report | None:
+    """Refuse an ``on_convergence`` argument that is neither None nor callable."""
+    if on_convergence is not None and not callable(on_convergence):
+        raise param_error(owner, "on_convergence", "None or a callable (Convergence record)",
+                          on_convergence)
+    return on_convergence
+
+
+class Tracker:
+    """A progress callback that keeps every objective it is given and passes it on.
+
+    The completers give it the value they report as progress (one per iteration);
+    :func:`fedsec.convergence.judge` reads the history it kept.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> tracker = Tracker(lambda i, v: seen.append(i))
+    >>> tracker(1, 3.0); tracker(2, 1.0)
+    >>> tracker.history, seen
+    ([3.0, 1.0], [1, 2])
+    """
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.history: list[float] = []
+
+    def __call__(self, iteration: int, value: float) -> None:
+        self.history.append(float(value))
+        if self.progress is not None:
+            self.progress(iteration, value)
+
+
+def tracked(progress: Progress | None, on_convergence: Report | None) -> Progress | None:
+    """``progress`` wrapped in a :class:`Tracker` when a convergence record is wanted."""
+    return progress if on_convergence is None else Tracker(progress)
+
+
+def history_of(progress: Progress | None) -> list[float]:
+    """The objective history a :func:`tracked` callback kept (empty for a plain one)."""
+    return progress.history if isinstance(progress, Tracker) else []
 
 
 def check_loop(max_iter: Any, tol: Any, *, owner: str) -> tuple[int, float]:

@@ -15,8 +15,9 @@ soft-impute            40, 40, 2    ratio 0.16 (0.48)        ratio < 0.5
 soft-impute, centred   40, 40, 2    ratio 0.04 (0.08)        ratio < 0.2
 =====================  ===========  =======================  =====================
 
-SDR uses its default solver, SCS; with ``solver="burer-monteiro"`` seed 0 reaches
-1.0e-9 (worst 1.9e-9; tests/geometry/test_sdr_low_rank.py).
+SDR uses its default solver, "auto", which is SCS at this size; with
+``solver="burer-monteiro"`` seed 0 reaches 1.0e-9 (worst 1.9e-9;
+tests/geometry/test_sdr_low_rank.py).
 
 "ratio" is the error divided by the naive baseline's (filling D_X with the mean of
 the known distances; about 0.6-0.7 here). [*] Rank Alternation's median ratio over

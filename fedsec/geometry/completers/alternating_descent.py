@@ -53,11 +53,16 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
+    Report,
+    check_report,
     completer_inputs,
     described,
     float_matrix,
+    history_of,
+    tracked,
 )
 from fedsec.geometry.completers._spectral import blas_threads
 from fedsec.geometry.completers.descent_starts import anchored_start, shortest_path_start
@@ -71,6 +76,7 @@ INITS = ("anchored", "shortest-path", "zeros", "random")
 def alternating_descent(
     D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 200,
     tol: float = 1e-7, init: Any = "anchored", progress: Progress | None = None,
+    on_convergence: Report | None = None,
 ) -> np.ndarray:
     """Complete an EDM by minimising the s-stress one coordinate at a time.
 
@@ -116,6 +122,10 @@ def alternating_descent(
     progress : callable, optional
         Called after each sweep with (sweep number from 1, normalised s-stress
         ``sum (||x_i - x_j||^2 - D_ij)^2 / sum D_ij^2`` over known pairs).
+    on_convergence : callable, optional
+        Called once at the end with the run's :class:`~fedsec.convergence.Convergence`:
+        the normalised s-stress per sweep, judged with floor ``tol**2`` (distances fitted)
+        and the budget ``max_iter``.
 
     Returns
     -------
@@ -133,14 +143,20 @@ def alternating_descent(
     """
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(
         D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
+    on_convergence = check_report(on_convergence, owner=OWNER)
+    progress = tracked(progress, on_convergence)
     with blas_threads(None):  # thousands of small steps: one BLAS thread is fastest
-        X = _fit(values, known, dim, rng, max_iter, tol, init, progress)
+        X, stopped_early = _fit(values, known, dim, rng, max_iter, tol, init, progress)
+    if on_convergence is not None:
+        on_convergence(judge(history_of(progress), budget=max_iter, floor=tol**2,
+                             stopped_early=stopped_early))
     return edm(X)
 
 
 def _fit(values: np.ndarray, known: np.ndarray, dim: int, rng: np.random.Generator,
-         max_iter: int, tol: float, init: Any, progress: Progress | None) -> np.ndarray:
-    """The descent itself; returns the fitted points."""
+         max_iter: int, tol: float, init: Any, progress: Progress | None
+         ) -> tuple[np.ndarray, bool]:
+    """The descent itself; returns the fitted points and whether its own rule stopped it."""
     X = starting_points(values, known, dim, rng, init)
     rows, cols = np.nonzero(np.triu(known, 1))
     target = values[rows, cols]
@@ -160,8 +176,8 @@ def _fit(values: np.ndarray, known: np.ndarray, dim: int, rng: np.random.Generat
         if progress is not None:
             progress(sweep, stress)
         if previous - stress <= tol * previous or stress <= tol**2:
-            break
-    return X
+            return X, True
+    return X, False
 
 
 def starting_points(values: np.ndarray, known: np.ndarray, dim: int, rng: np.random.Generator,

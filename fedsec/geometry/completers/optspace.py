@@ -48,10 +48,15 @@ from typing import Any
 import numpy as np
 from scipy.linalg import svd
 
+from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
+    Report,
+    check_report,
     completer_inputs,
     finish_edm,
+    history_of,
+    tracked,
 )
 from fedsec.geometry.completers._spectral import blas_threads
 from fedsec.validation import check_int
@@ -62,7 +67,7 @@ OWNER = "optspace"
 def optspace(
     D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 1000,
     tol: float = 1e-7, rank: int | None = None, trim: bool = False, conjugate: bool = True,
-    progress: Progress | None = None,
+    progress: Progress | None = None, on_convergence: Report | None = None,
 ) -> np.ndarray:
     """Complete an EDM with OptSpace at rank ``dim + 2``.
 
@@ -95,6 +100,10 @@ def optspace(
     progress : callable, optional
         Called each step with (step from 1, relative misfit
         ``||P_E(M - X S Y^T)|| / ||P_E(M)||``).
+    on_convergence : callable, optional
+        Called once at the end with the run's :class:`~fedsec.convergence.Convergence`:
+        that misfit per step, judged with floor ``tol`` and the budget ``max_iter`` (a line
+        search that finds no decrease stops the run itself).
 
     Returns
     -------
@@ -112,6 +121,8 @@ def optspace(
     """
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(
         D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
+    on_convergence = check_report(on_convergence, owner=OWNER)
+    progress = tracked(progress, on_convergence)
     n_points = values.shape[0]
     rank = dim + 2 if rank is None else check_int(rank, owner=OWNER, name="rank", min_value=1,
                                                   max_value=n_points)
@@ -123,16 +134,21 @@ def optspace(
 
     with blas_threads(n_points):
         X, Y = _spectral_start(M, observed, rank, rng, trim=bool(trim))
-        X, S, Y = _clean(X, Y, M.shape, rows, cols, entries, max_iter=max_iter, tol=tol,
-                         conjugate=bool(conjugate), progress=progress)
+        X, S, Y, stopped_early = _clean(X, Y, M.shape, rows, cols, entries,
+                                        max_iter=max_iter, tol=tol, conjugate=bool(conjugate),
+                                        progress=progress)
+    if on_convergence is not None:
+        on_convergence(judge(history_of(progress), budget=max_iter, floor=tol,
+                             stopped_early=stopped_early))
     return finish_edm(X @ S @ Y.T)
 
 
 def _clean(X: np.ndarray, Y: np.ndarray, shape: tuple[int, int], rows: np.ndarray,
            cols: np.ndarray, entries: np.ndarray, *, max_iter: int, tol: float,
            conjugate: bool, progress: Progress | None
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Step 3 of KMO10: descent on the pair of Grassmann manifolds; returns (X, S, Y)."""
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Step 3 of KMO10: descent on the pair of Grassmann manifolds; returns (X, S, Y) and
+    whether the run stopped itself before ``max_iter``."""
     norm_known = max(float(np.linalg.norm(entries)), 1e-300)
     S = _optimal_core(X, Y, rows, cols, entries)
     loss = _loss(X, S, Y, rows, cols, entries)
@@ -158,7 +174,7 @@ def _clean(X: np.ndarray, Y: np.ndarray, shape: tuple[int, int], rows: np.ndarra
             direction = (-grad[0], -grad[1])
             slope = -sum(float(np.sum(g * g)) for g in grad)
         if slope == 0.0:
-            break
+            return X, S, Y, True
         last_grad = grad
         step *= 2.0
         while True:  # Armijo backtracking along the QR retraction, S held fixed
@@ -174,8 +190,8 @@ def _clean(X: np.ndarray, Y: np.ndarray, shape: tuple[int, int], rows: np.ndarra
         if progress is not None:
             progress(iteration, misfit)
         if misfit <= tol or (step < 1e-20 and loss >= previous):
-            break
-    return X, S, Y
+            return X, S, Y, True
+    return X, S, Y, False
 
 
 def _spectral_start(M: np.ndarray, observed: np.ndarray, rank: int,

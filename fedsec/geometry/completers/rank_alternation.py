@@ -20,9 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
+    Report,
+    check_report,
     completer_inputs,
+    history_of,
+    tracked,
 )
 from fedsec.geometry.completers._spectral import (
     blas_threads,
@@ -36,6 +41,7 @@ OWNER = "rank_alternation"
 def rank_alternation(
     D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 1000,
     tol: float = 1e-7, gram: bool = False, progress: Progress | None = None,
+    on_convergence: Report | None = None,
 ) -> np.ndarray:
     """Complete an EDM by alternating rank-(dim + 2) projection and known entries.
 
@@ -68,6 +74,9 @@ def rank_alternation(
     progress : callable, optional
         Called each iteration with (iteration from 1, relative misfit of the
         low-rank matrix on the known entries).
+    on_convergence : callable, optional
+        Called once at the end with the run's :class:`~fedsec.convergence.Convergence`:
+        that misfit per iteration, judged with floor ``tol`` and the budget ``max_iter``.
 
     Returns
     -------
@@ -85,6 +94,9 @@ def rank_alternation(
     """
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(
         D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
+    on_convergence = check_report(on_convergence, owner=OWNER)
+    progress = tracked(progress, on_convergence)
+    stopped_early = False
     fixed = known | np.eye(values.shape[0], dtype=bool)
     known_norm = max(float(np.linalg.norm(values[known])), 1e-300)
     current = np.where(known, values, float(values[known].mean()) if known.any() else 0.0)
@@ -102,7 +114,11 @@ def rank_alternation(
             if progress is not None:
                 progress(iteration, misfit)
             if change <= tol * scale:
+                stopped_early = True
                 break
+    if on_convergence is not None:
+        on_convergence(judge(history_of(progress), budget=max_iter, floor=tol,
+                             stopped_early=stopped_early))
     return current
 
 

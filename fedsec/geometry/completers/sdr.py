@@ -45,7 +45,15 @@ they do not (fewer landmarks than dimensions) the two forms answer
 differently, and the misfit form recovers more: on FedCG's Figure 8
 (Ionosphere, 100 points, m = 20, P/U/N landmarks) relative errors of 0.07,
 0.30 and 0.26 against 0.15, 0.41 and 0.37, in 0.2 s against 6-22 s per
-block. So SCS stays the default.
+block. So the default, ``solver="auto"`` (:func:`choose_solver`), keeps SCS
+where it finishes in seconds, up to :data:`AUTO_LIMIT` points, and takes the
+low-rank solver above, where SCS would take a minute or more.
+
+Convergence (``on_convergence``): the low-rank solver reports its constraint
+residual per augmented-Lagrangian iteration, judged by
+:func:`fedsec.convergence.judge` with floor ``tol``; SCS and Clarabel report
+only their status, read as "converged" (optimal), "budget" (inaccurate after
+``max_iter`` iterations) or "stalled" (inaccurate before).
 """
 
 from __future__ import annotations
@@ -56,9 +64,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fedsec.convergence import Convergence, judge
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.geometry._checks import (
     Progress,
+    Report,
+    check_report,
     completer_inputs,
 )
 from fedsec.geometry.completers._spectral import blas_threads, top_eigenpairs
@@ -68,7 +79,13 @@ from fedsec.validation import check_choice, check_float, check_int, param_error
 OWNER = "semidefinite_relaxation"
 FITS = ("frobenius", "squared", "absolute")
 LOW_RANK = "burer-monteiro"
-SOLVERS = (LOW_RANK, "SCS", "CLARABEL")
+AUTO = "auto"
+SOLVERS = (AUTO, LOW_RANK, "SCS", "CLARABEL")
+AUTO_LIMIT = 350
+"""Largest problem (points N = n + m) ``solver="auto"`` gives SCS; larger ones go to the
+low-rank solver. Measured with ``tests/benchmarks/bench_sdr.py`` (m = 50, d = 3, 2 cores
+shared with other work): SCS took 10.5-10.7 s at N = 300, 11.7 s at 350, 25-27 s at 400 and
+94 s at 500; the low-rank solver 0.2-0.6 s up to 400 points."""
 # Largest problem each solver takes by default: the cvxpy solvers' time grows like N^3
 # per iteration; the low-rank solver's start (all-pairs shortest paths) and answer are N x N.
 MAX_POINTS = {LOW_RANK: 5000, "SCS": 1000, "CLARABEL": 1000}
@@ -82,7 +99,8 @@ class SolverError(FedsecError, RuntimeError):
 def semidefinite_relaxation(
     D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 20_000,
     tol: float | None = None, fit: str | None = None, trace_weight: float | None = None,
-    solver: str = "SCS", max_points: int | None = None, progress: Progress | None = None,
+    solver: str = AUTO, max_points: int | None = None, progress: Progress | None = None,
+    on_convergence: Report | None = None,
 ) -> np.ndarray:
     """Complete an EDM with a semidefinite relaxation over the Gram matrix.
 
@@ -112,12 +130,15 @@ def semidefinite_relaxation(
         Weight of ``trace(G) / N`` in the misfit form; negative maximises the
         trace as DPRV15 do (can be unbounded when some point has no known
         distance). SCS and Clarabel only (default 1e-3).
-    solver : {"SCS", "CLARABEL", "burer-monteiro"}, default "SCS"
+    solver : {"auto", "SCS", "CLARABEL", "burer-monteiro"}, default "auto"
         ``"burer-monteiro"`` solves the equality-constrained form in low-rank
         factored form (:mod:`~fedsec.geometry.completers.sdr_low_rank`);
-        ``"SCS"`` and ``"CLARABEL"`` (both ship with cvxpy) the misfit form.
+        ``"SCS"`` and ``"CLARABEL"`` (both ship with cvxpy) the misfit form;
+        ``"auto"`` chooses by size (:func:`choose_solver`): SCS up to
+        :data:`AUTO_LIMIT` points or when ``fit`` or ``trace_weight`` is given,
+        ``"burer-monteiro"`` above.
     max_points : int, optional
-        Refuse larger problems: 5000 for ``"burer-monteiro"``, 1000 for the
+        Refuse larger problems: 5000 for ``"burer-monteiro"`` (and ``"auto"``), 1000 for the
         cvxpy solvers (time grows like N^3 per iteration; see the module
         notes). Raise it to try anyway.
     progress : callable, optional
@@ -125,6 +146,9 @@ def semidefinite_relaxation(
         iteration with (iteration, trace(G) / N); the cvxpy solvers expose no
         per-iteration hook, so then it is called once after the solve with
         (solver iterations, objective value).
+    on_convergence : callable, optional
+        Called once at the end with the run's :class:`~fedsec.convergence.Convergence`
+        (see the module notes).
 
     Returns
     -------
@@ -158,9 +182,14 @@ def semidefinite_relaxation(
     True
     """
     solver = check_choice(solver, owner=OWNER, name="solver", choices=SOLVERS)
+    if solver == AUTO:
+        shape = np.shape(D)
+        solver = choose_solver(int(shape[0]) if len(shape) else 0,
+                               misfit_options=fit is not None or trace_weight is not None)
     tol = TOLERANCES[solver] if tol is None else tol
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(
         D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
+    on_convergence = check_report(on_convergence, owner=OWNER)
     if solver == LOW_RANK:
         for name, value in (("fit", fit), ("trace_weight", trace_weight)):
             if value is not None:
@@ -190,7 +219,8 @@ def semidefinite_relaxation(
     scale = float(np.mean(np.abs(values[rows, cols]))) or 1.0
     target = values[rows, cols] / scale
     if solver == LOW_RANK:
-        return _low_rank(rows, cols, target, scale, n_points, dim, rng, max_iter, tol, progress)
+        return _low_rank(rows, cols, target, scale, n_points, dim, rng, max_iter, tol, progress,
+                         on_convergence)
     import cvxpy as cp
 
     operator = _edm_operator(rows, cols, n_points)
@@ -228,21 +258,46 @@ def semidefinite_relaxation(
             "the estimate may be rough. Raise max_iter or loosen tol.",
             RuntimeWarning, stacklevel=2,
         )
+    iterations = int(problem.solver_stats.num_iters or 0)
     if progress is not None:
-        progress(int(problem.solver_stats.num_iters or 0), float(problem.value))
+        progress(iterations, float(problem.value))
+    if on_convergence is not None:
+        stop = ("converged" if problem.status == "optimal" else
+                "budget" if iterations >= max_iter else "stalled")
+        on_convergence(Convergence(stop, steps=iterations, budget=max_iter,
+                                   history=(float(problem.value),)))
     gram = (G.value + G.value.T) / 2 * scale
     top, vectors = top_eigenpairs(gram, dim)
     return _points_edm(vectors * np.sqrt(np.maximum(top, 0.0)))
 
 
+def choose_solver(n_points: int, *, misfit_options: bool = False) -> str:
+    """The solver ``solver="auto"`` takes for ``n_points`` points (N = n + m).
+
+    SCS, whose iterations each cost an N x N eigendecomposition, up to
+    :data:`AUTO_LIMIT` points, where it finishes in seconds and, where the landmarks do not
+    span the space, recovers more (module notes); the low-rank solver above. Options of the
+    misfit form (``fit``, ``trace_weight``) ask for SCS whatever the size.
+
+    Examples
+    --------
+    >>> choose_solver(150), choose_solver(1000), choose_solver(1000, misfit_options=True)
+    ('SCS', 'burer-monteiro', 'SCS')
+    """
+    return "SCS" if misfit_options or n_points <= AUTO_LIMIT else LOW_RANK
+
+
 def _low_rank(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, scale: float,
               n_points: int, dim: int, rng: np.random.Generator, max_iter: int, tol: float,
-              progress: Progress | None) -> np.ndarray:
+              progress: Progress | None, on_convergence: Report | None) -> np.ndarray:
     """The ``"burer-monteiro"`` solve: warm start, factored solve, the EDM of the factor."""
     with blas_threads(None):  # thousands of small products: one BLAS thread is faster
         start = shortest_path_mds(rows, cols, target, n_points, dim, rng)
         solution = solve_low_rank(rows, cols, target, start, max_iter=max_iter, tol=tol,
                                   progress=progress)
+    if on_convergence is not None:
+        on_convergence(judge(solution.history, budget=max_iter, floor=tol,
+                             stopped_early=solution.status == "stalled"))
     if solution.status != "converged":
         reason = ("the known distances fit no configuration in "
                   f"{dim} dimensions to that accuracy (noisy distances?); the closest fit found "

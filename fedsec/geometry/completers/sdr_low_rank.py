@@ -31,7 +31,8 @@ for the convex program (:func:`smallest_dual_eigenpair`; checked in the
 tests); that optimum differs from the misfit form's, which trades the known
 distances against the trace and recovers more there (FedCG's Figure 8 on
 Ionosphere, m = 20: relative ``D_X`` errors 0.15/0.41/0.37 for P/U/N
-landmarks against SCS's 0.07/0.30/0.26), which is why SCS stays the default.
+landmarks against SCS's 0.07/0.30/0.26), which is why SCS stays the default up to
+``AUTO_LIMIT`` points (:func:`~fedsec.geometry.completers.sdr.choose_solver`).
 Adding columns along the dual's most negative eigenvector (their
 rank-incremental scheme) was tried and left out: on
 determined instances the dual optimum is not attained, so the certificate
@@ -78,6 +79,8 @@ class LowRankSolution(NamedTuple):
     status: str
     """"converged" (residual <= tol), "stalled" (the residual stopped falling at the
     largest penalty: the distances fit no rank-``dim`` Gram matrix) or "max_iter"."""
+    history: tuple[float, ...] = ()
+    """The root-mean-square constraint residual after each outer iteration."""
 
 
 def incidence(rows: np.ndarray, cols: np.ndarray, n_points: int) -> sp.csr_matrix:
@@ -182,23 +185,25 @@ def solve_low_rank(rows: np.ndarray, cols: np.ndarray, target: np.ndarray, start
     BT = B.T.tocsr()
     state = _State(np.array(start, dtype=float), np.zeros(rows.size), PENALTY_START, np.inf,
                    np.inf, np.inf)
+    history: list[float] = []
     for iteration in range(1, max_iter + 1):
         state = _outer_step(state, B, BT, target, tol)
+        history.append(state.residual)
         if progress is not None:
             progress(iteration, state.trace)
         if (state.residual <= tol
                 and abs(state.trace - state.last_trace) <= STATIONARY * state.trace):
             return LowRankSolution(state.factor, state.multipliers, state.residual, iteration,
-                                   "converged")
+                                   "converged", tuple(history))
         if state.penalty >= PENALTY_MAX and state.residual > (1.0 - DECREASE) * state.previous:
             return LowRankSolution(state.factor, state.multipliers, state.residual, iteration,
-                                   "stalled")
+                                   "stalled", tuple(history))
         penalty = state.penalty
         if state.residual > DECREASE * state.previous:
             penalty = min(penalty * PENALTY_GROWTH, PENALTY_MAX)
         state = state._replace(penalty=penalty, previous=state.residual)
     return LowRankSolution(state.factor, state.multipliers, state.residual, max_iter,
-                           "max_iter")
+                           "max_iter", tuple(history))
 
 
 class _State(NamedTuple):

@@ -39,8 +39,11 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
+    Report,
+    check_report,
     completer_inputs,
     finish_edm,
 )
@@ -54,7 +57,7 @@ def soft_impute(
     D: Any, mask: Any, dim: int, *, rng: np.random.Generator, max_iter: int = 500,
     tol: float = 1e-6, shrinkage: float | None = None, n_lambdas: int = 30,
     min_ratio: float = 1e-4, max_rank: int | None = None, center: bool = False,
-    progress: Progress | None = None,
+    progress: Progress | None = None, on_convergence: Report | None = None,
 ) -> np.ndarray:
     """Complete an EDM with Soft-Impute along a path of shrinkage values.
 
@@ -92,6 +95,10 @@ def soft_impute(
     progress : callable, optional
         Called each iteration with (iteration counted over the whole path
         from 1, objective ``1/2 ||P_E(M - Z)||^2 + lambda ||Z||_*``).
+    on_convergence : callable, optional
+        Called once at the end with the :class:`~fedsec.convergence.Convergence` of the
+        solve whose estimate is returned (the last shrinkage level kept; the earlier levels
+        are its warm starts): its objective per iteration, judged against ``max_iter``.
 
     Returns
     -------
@@ -110,6 +117,7 @@ def soft_impute(
     """
     values, known, dim, rng, max_iter, tol, progress = completer_inputs(
         D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
+    on_convergence = check_report(on_convergence, owner=OWNER)
     n_points = values.shape[0]
     n_lambdas = check_int(n_lambdas, owner=OWNER, name="n_lambdas", min_value=1)
     min_ratio = check_float(min_ratio, owner=OWNER, name="min_ratio", min_value=0.0,
@@ -127,13 +135,17 @@ def soft_impute(
             path = top * np.geomspace(1.0, min_ratio, n_lambdas)
         else:
             path = np.array([shrinkage])
-        solver = _Solver(M, observed, max_rank, bool(center), rng, progress)
+        solver = _Solver(M, observed, max_rank, bool(center), rng, progress,
+                         track=on_convergence is not None)
         estimate = best = np.zeros_like(M)
+        kept: tuple[list[float], bool] = ([], False)
         for level in path:
             estimate, rank = solver.solve(estimate, float(level), max_iter, tol)
             if shrinkage is None and max_rank is not None and rank > max_rank:
                 break
-            best = estimate
+            best, kept = estimate, (solver.history, solver.stopped_early)
+    if on_convergence is not None:
+        on_convergence(judge(kept[0], budget=max_iter, stopped_early=kept[1]))
     return finish_edm(np.where(observed, M, best))
 
 
@@ -141,9 +153,12 @@ class _Solver:
     """Soft-Impute iterations at one shrinkage level, with warm starts."""
 
     def __init__(self, M: np.ndarray, observed: np.ndarray, max_rank: int | None,
-                 center: bool, rng: np.random.Generator, progress: Progress | None) -> None:
+                 center: bool, rng: np.random.Generator, progress: Progress | None,
+                 track: bool = False) -> None:
         self.M, self.observed, self.center = M, observed, center
-        self.rng, self.progress = rng, progress
+        self.rng, self.progress, self.track = rng, progress, track
+        self.history: list[float] = []  # the objective per iteration of the last level
+        self.stopped_early = False  # whether the last level met tol before max_iter
         # One eigenpair beyond the cap tells whether the rank exceeds it.
         self.n_pairs = M.shape[0] if max_rank is None else min(max_rank + 1, M.shape[0])
         self.counter = 0
@@ -152,6 +167,7 @@ class _Solver:
               ) -> tuple[np.ndarray, int]:
         """Iterate ``Z <- S_level(fill(M, estimate))`` to convergence; (estimate, rank)."""
         rank = 0
+        self.history, self.stopped_early = [], False
         for _ in range(max_iter):
             self.counter += 1
             filled = np.where(self.observed, self.M, estimate)
@@ -163,10 +179,14 @@ class _Solver:
             change = float(np.sum((updated - estimate) ** 2))
             size = float(np.sum(estimate**2))
             estimate = updated
-            if self.progress is not None:
+            if self.progress is not None or self.track:
                 fit = 0.5 * float(np.sum((self.M - estimate)[self.observed] ** 2))
-                self.progress(self.counter, fit + level * float(np.abs(shrunk).sum()))
+                objective = fit + level * float(np.abs(shrunk).sum())
+                self.history.append(objective)
+                if self.progress is not None:
+                    self.progress(self.counter, objective)
             if change <= tol * max(size, 1e-300):
+                self.stopped_early = True
                 break
         return estimate, rank
 

@@ -48,15 +48,18 @@ def test_without_the_seed_the_server_has_no_landmarks() -> None:
 
 def test_too_few_landmarks_leave_points_unidentifiable_yet_partly_known() -> None:
     # iris has two features per group here: two landmarks leave two mirror positions per
-    # point (the unit box picks one), one landmark a whole circle (its centre is the landmark)
+    # point (the unit box picks one), one landmark a whole circle (its centre is the landmark,
+    # unless a prior fitted to the distances pulls the points towards the box's centre)
     result = fedcg(landmark_method="U", defenses=[("few-landmarks", {"m": 2})])
     reconstruction, scores = attack(result, "multilateration", "server")
     assert scores["fraction_recovered"] < 0.5 and scores["advantage"] > 0.3
     spread = reconstruction.info["not_identifiable"]["mean_spread"]
     assert len(spread) == 4 and all(s > 0.1 for s in spread.values())
     result = fedcg(landmark_method="U", defenses=[("few-landmarks", {"m": 1})])
-    _, scores = attack(result, "multilateration", "server")
+    _, scores = attack(result, "multilateration", "server", below_hull="affine-hull")
     assert scores["advantage"] == pytest.approx(0.0, abs=1e-9)  # nothing beyond the baseline
+    _, scores = attack(result, "multilateration", "server")  # the prior, where it fits better
+    assert 0.0 < scores["advantage"] < 0.2
 
 
 def test_unknown_common_width_is_identified_with_enough_landmarks() -> None:

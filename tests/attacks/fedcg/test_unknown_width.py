@@ -28,7 +28,7 @@ def _block(n, m, d, gamma=2.5, seed=0):
 def test_d_plus_2_landmarks_identify_points_and_width():
     X, W, L = _block(20, 5, 3)
 
-    est, gammas, spread, how = multilaterate_unknown_gamma(L, W)
+    est, gammas, spread, how, _ = multilaterate_unknown_gamma(L, W)
 
     assert np.abs(est - X).max() < 1e-9 and np.allclose(gammas, 2.5)
     assert how == "" and np.all(spread == 0.0)
@@ -45,7 +45,7 @@ def test_each_row_alone_leaves_two_widths_at_d_plus_1_the_true_one_among_them():
 def test_d_plus_1_landmarks_and_a_common_width_identify_every_row():
     X, W, L = _block(10, 4, 3)
 
-    est, gammas, spread, how = multilaterate_unknown_gamma(L, W)
+    est, gammas, spread, how, _ = multilaterate_unknown_gamma(L, W)
 
     assert how == SHARED
     assert np.abs(est - X).max() < 1e-8 and np.allclose(gammas, 2.5)
@@ -55,17 +55,17 @@ def test_d_plus_1_landmarks_and_a_common_width_identify_every_row():
 def test_one_row_at_d_plus_1_takes_the_announced_width_else_the_box_prior():
     X, W, L = _block(1, 4, 3)
 
-    est, _, _, how = multilaterate_unknown_gamma(L, W, announced=2.5)
+    est, _, _, how, _ = multilaterate_unknown_gamma(L, W, announced=2.5)
     assert how == ANNOUNCED and np.abs(est - X).max() < 1e-9
 
-    est, gammas, _, how = multilaterate_unknown_gamma(L, W)
+    est, gammas, _, how, _ = multilaterate_unknown_gamma(L, W)
     assert how == BOX_PRIOR and np.all(np.isfinite(est)) and gammas[0] > 0
 
 
 def test_below_d_plus_1_the_box_prior_width_is_near_and_the_points_are_sphere_centres():
     X, W, L = _block(400, 2, 3, gamma=4.0)
 
-    est, gammas, spread, how = multilaterate_unknown_gamma(L, W)
+    est, gammas, spread, how, _ = multilaterate_unknown_gamma(L, W)
 
     assert how == BOX_PRIOR
     assert gammas[0] == pytest.approx(4.0, rel=0.15)
@@ -78,7 +78,7 @@ def test_rows_below_take_the_width_of_the_identified_rows():
     X, W, L = _block(12, 5, 3)
     L[6:, 2:] = np.nan  # underflowed: two known entries left in these rows
 
-    est, gammas, spread, how = multilaterate_unknown_gamma(L, W)
+    est, gammas, spread, how, _ = multilaterate_unknown_gamma(L, W)
 
     assert how == IDENTIFIED and np.allclose(gammas, 2.5)
     assert np.abs(est[:6] - X[:6]).max() < 1e-9 and np.all(spread[6:] > 0)
