@@ -95,7 +95,7 @@ def attack_row(spec: Any, spec_attack: Any, threat: str, result: Any) -> dict[st
     view = build_view(result.transcript, threat, result.private)
     cls = registry.get("attack", spec_attack.name, search=spec.search_path)
     params = dict(spec_attack.params)
-    row: dict[str, Any] = {"attack": spec_attack.name, "threat": threat}
+    row: dict[str, Any] = {"attack": spec_attack.label, "threat": threat}
     probe = registry.create("attack", spec_attack.name, params, search=spec.search_path)
     reason = probe.not_applicable(view)
     if reason is not None:
@@ -111,7 +111,10 @@ def attack_row(spec: Any, spec_attack: Any, threat: str, result: Any) -> dict[st
         variants["x4 starts"] = {**params, **{name: max(1, STARTS_FACTOR * int(
             params.get(name, getattr(defaults, name)))) for name in starts}}
     for label, chosen in variants.items():
-        row[label] = score(spec, spec_attack, chosen, view, result)
+        try:
+            row[label] = score(spec, spec_attack, chosen, view, result)
+        except Exception as error:  # an attack that fails here fails in the audit as well
+            return {**row, "status": f"failed ({type(error).__name__}: {error})"}
     row["status"] = "closed form" if cls.closed_form else "ok"
     if "x10 budget" in row:
         row["within"] = within(row["default"]["scores"], row["x10 budget"]["scores"])
