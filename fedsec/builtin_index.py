@@ -108,7 +108,7 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "embedding-inversion": (
             "fedsec.attacks.fedgraph.embedding_inversion:EmbeddingInversion",
-            "FedGraph: invert a client's raw embeddings with its extractor's weights (He et al.'s white-box model inversion).",
+            "FedGraph: invert a client's raw embeddings with its extractor's weights (He et al.'s white-box model inversion, solved by box-constrained Gauss-Newton from several starts).",
         ),
         "fedavg-inversion": (
             "fedsec.attacks.fedmv.update_inversion:FedAvgInversion",
@@ -125,6 +125,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         "known-record-alignment": (
             "fedsec.attacks.fedmv.alignment:KnownRecordAlignment",
             "V-FedMV: the column space of view k (stacked X_k W_k) aligned to m known rows gives every row of X_k; exact once m >= rank.",
+        ),
+        "learned-decoder": (
+            "fedsec.attacks.fedgraph.learned_decoder:LearnedDecoder",
+            "FedGraph: a ridge or MLP decoder fitted on a colluder's own (embedding, input) pairs, its capacity chosen on held-out pairs, turns a client's test embeddings back into inputs.",
         ),
         "linear-inference": (
             "fedsec.attacks.linear_inference:LinearInference",

@@ -68,6 +68,7 @@ class ClusterDisaggregation(Attack):
                "client's per-row embeddings.")
     paper = PAPER
     default_scorer = "reconstruction-error"
+    closed_form = True
     needs_tags = frozenset({tags.CLUSTER_SEED, tags.CLUSTER_EMBEDDINGS})
 
     def not_applicable(self, view: View) -> str | None:

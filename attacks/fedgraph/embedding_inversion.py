@@ -2,13 +2,31 @@
 
 At test time every client sends the server raw embeddings ``g^j(x)`` of the test rows (and
 of its training rows when ``clustering`` is ``none`` or ``kmeans``; cluster-mean embeddings
-under ``crc`` and ``random``). The server, joined by the extractor's weights, inverts them
-(:func:`.inversion.invert`, He et al.'s white-box attack); a cluster mean inverts to a
-prototype, scored against the mean of the cluster's true inputs. The weights come from a
+under ``crc`` and ``random``). The server, joined by the extractor's weights, inverts them:
+He et al.'s white-box attack (ACSAC 2019), the inputs in the pixel box minimising
+``||g(x) - v||²``, solved per row by box-constrained Gauss–Newton (:mod:`.gauss_newton`)
+instead of the paper's Adam steps, which stop far from the optimum; a cluster mean inverts to
+a prototype, scored against the mean of the cluster's true inputs. The weights come from a
 coalition member: the threat model ``server,party2`` stands for "party2's extractor leaked
 to the server" (a colluding client that holds the same features and trains the same way, or
-the audit's worst case). The attack reads only that member's extractor and the embeddings it
-sent, never the member's data.
+the audit's worst case). The attack reads that member's extractor, the embeddings it sent,
+and, for its starting points, the member's own training inputs when the View holds them
+(``value/`` :data:`~fedsec.protocols.fedgraph.tags.TRAIN_INPUTS`), never the rows it attacks.
+
+Starting points (``starts``, tried in order, each on the rows the earlier ones left above
+the float32 floor; every row keeps the start that ends at its lowest objective):
+
+* ``nearest:k``: the member's own training rows whose embeddings are nearest to the row's
+  embedding (the first, second, ... ``k``-th nearest: ``k`` starts);
+* ``prior``: the mean of the member's own training rows (the adversary's prior);
+* ``zero``: the middle of the pixel box.
+
+``nearest`` and ``prior`` need the member's training inputs and serve only the test rows:
+the member's raw training embeddings and cluster means are of those very rows, so starting
+from them would hand the attack what it is scored on; those run from ``zero`` alone, as does
+every source when the View holds no training inputs (and ``zero`` runs whenever no listed start
+applies). The Reconstruction's ``info["convergence"]`` says how the runs ended
+(:mod:`fedsec.convergence`) and ``info["starts_kept"]`` how many rows each start won.
 
 Estimates are the member's test inputs (:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`),
 its training inputs when sent raw (in its own row order), and its clusters' mean inputs
@@ -24,8 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedsec.attacks.fedgraph.inversion import extractor_from, invert
+from fedsec import nn
+from fedsec.attacks.fedgraph.gauss_newton import invert_from_starts, relu_layers
+from fedsec.attacks.fedgraph.inversion import embed, extractor_from
 from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
+from fedsec.convergence import Convergence, combine
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
@@ -33,7 +54,7 @@ from fedsec.private_store import truth_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_float, check_int
+from fedsec.validation import check_int
 from fedsec.view import View
 
 OWNER = "attack 'embedding-inversion'"
@@ -41,6 +62,61 @@ SOURCES = {tags.TEST_EMBEDDINGS: tags.TEST_INPUTS, tags.TRAIN_EMBEDDINGS: tags.T
            tags.CLUSTER_EMBEDDINGS: tags.CLUSTER_INPUTS}
 NAMED = {"test": tags.TEST_EMBEDDINGS, "train": tags.TRAIN_EMBEDDINGS,
          "clusters": tags.CLUSTER_EMBEDDINGS}
+OWN_INPUTS = f"value/{tags.TRAIN_INPUTS}"
+START_KINDS = ("nearest", "prior", "zero")
+
+
+def parse_starts(text: str) -> list[tuple[str, int]]:
+    """``"nearest:5,prior,zero"`` as ``[("nearest", 5), ("prior", 1), ("zero", 1)]``.
+
+    Examples
+    --------
+    >>> parse_starts("nearest:2,zero")
+    [('nearest', 2), ('zero', 1)]
+    """
+    parsed = []
+    for item in text.split(","):
+        kind, _, count = item.strip().partition(":")
+        if kind not in START_KINDS or (count and not count.isdigit()) or count == "0" or (
+                count and kind != "nearest"):
+            raise ValidationError(
+                f"{OWNER}: starts={text!r} has {item!r}; use a comma-separated list of "
+                "nearest:k (k >= 1), prior and zero, each at most once.")
+        parsed.append((kind, int(count or 1)))
+    if len({kind for kind, _ in parsed}) < len(parsed):
+        raise ValidationError(f"{OWNER}: starts={text!r} names a start twice.")
+    return parsed
+
+
+def start_points(kinds: list[tuple[str, int]], embeddings: np.ndarray, dim: int,
+                 own_inputs: np.ndarray | None, own_embeddings: np.ndarray | None
+                 ) -> list[tuple[str, np.ndarray]]:
+    """The starting points, each a ``(label, (n, dim) inputs)``; ``nearest`` and ``prior``
+    only with the member's own training inputs (and their embeddings).
+
+    Examples
+    --------
+    >>> own = np.array([[0.0, 1.0], [1.0, 0.0]])
+    >>> points = start_points([("nearest", 1), ("prior", 1), ("zero", 1)],
+    ...                       np.array([[0.9, 0.1]]), 2, own, own)
+    >>> [(label, x.tolist()) for label, x in points]
+    [('nearest:1', [[1.0, 0.0]]), ('prior', [[0.5, 0.5]]), ('zero', [[0.0, 0.0]])]
+    """
+    n = len(embeddings)
+    points = []
+    for kind, count in kinds:
+        if kind == "zero":
+            points.append(("zero", np.zeros((n, dim))))
+        elif own_inputs is None or own_embeddings is None or len(own_inputs) == 0:
+            continue
+        elif kind == "prior":
+            points.append(("prior", np.repeat(own_inputs.mean(axis=0, keepdims=True), n, 0)))
+        else:
+            d2 = ((embeddings[:, None, :] - own_embeddings[None, :, :]) ** 2).sum(axis=2)
+            order = np.argsort(d2, axis=1, kind="stable")
+            points += [(f"nearest:{i + 1}", own_inputs[order[:, i]])
+                       for i in range(min(count, len(own_inputs)))]
+    return points
 
 
 @register("attack", "embedding-inversion")
@@ -48,17 +124,21 @@ class EmbeddingInversion(Attack):
     """White-box inversion of the embeddings a client sends (its extractor leaked)."""
 
     summary = ("FedGraph: invert a client's raw embeddings with its extractor's weights "
-               "(He et al.'s white-box model inversion).")
+               "(He et al.'s white-box model inversion, solved by box-constrained "
+               "Gauss-Newton from several starts).")
     paper = PAPER
     default_scorer = "pixel-recovery"
+    budget_params = ("steps",)
     needs_any_tags = frozenset(SOURCES)
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
-        steps: int = 300
-        """Adam steps of the inversion."""
-        lr: float = 0.05
-        """Adam learning rate of the inversion."""
+        steps: int = 1000
+        """Gauss-Newton (Levenberg-Marquardt) steps at most per row and start; a row stops
+        earlier at its float32 floor or when no step lowers its objective."""
+        starts: str = "nearest:5,prior,zero"
+        """Starting points, tried in order on the rows still above their floor: nearest:k
+        (the k own training rows nearest in embedding space), prior (their mean), zero."""
         max_rows: int = 200
         """Embeddings inverted at most per client and source (the first ones sent)."""
         sources: str = "test,train,clusters"
@@ -73,7 +153,7 @@ class EmbeddingInversion(Attack):
                     f"; choose a comma-separated subset of {', '.join(NAMED)}.")
             check_int(self.steps, owner=OWNER, name="steps", min_value=1)
             check_int(self.max_rows, owner=OWNER, name="max_rows", min_value=1)
-            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
+            parse_starts(self.starts)
 
     def not_applicable(self, view: View) -> str | None:
         reason = super().not_applicable(view)
@@ -94,21 +174,40 @@ class EmbeddingInversion(Attack):
         self.check(view)
         p = self.params
         estimates, baseline = {}, {}
+        records: list[Convergence] = []
+        kept_total: dict[str, int] = {}
         inverted = 0
-        for name in leaked_extractors(view, self._sources()):
-            g = extractor_from(view.own(name), WEIGHTS, LAYOUT)
-            for tag, truth in self._sources().items():
-                sent = sent_matrix(view, tag, name)
-                if sent is None:
-                    continue
-                v = sent[:p.max_rows]
-                x = invert(g, v, steps=p.steps, lr=p.lr,
-                           on_step=lambda s, n=name: self.report_progress(
-                               s, p.steps, "step", label=f"{self.name} of {n}"))
-                key = truth_key(name, "value", *truth.split("/"))
-                estimates[key] = x
-                baseline[key] = np.repeat(x.mean(axis=0, keepdims=True), len(x), axis=0)
-                inverted += len(x)
-        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
-                              baseline=baseline, info={"rows_inverted": inverted,
-                                                       "steps": p.steps})
+        with nn.deterministic(0):
+            for name in leaked_extractors(view, self._sources()):
+                held = view.own(name)
+                g = extractor_from(held, WEIGHTS, LAYOUT)
+                layers = relu_layers(g)
+                own = (np.asarray(held[OWN_INPUTS], dtype=np.float64)
+                       if OWN_INPUTS in held else None)
+                own_embeddings = embed(g, own) if own is not None else None
+                for tag, truth in self._sources().items():
+                    sent = sent_matrix(view, tag, name)
+                    if sent is None:
+                        continue
+                    v = np.asarray(sent[:p.max_rows], dtype=np.float64)
+                    prior = tag == tags.TEST_EMBEDDINGS  # the others are the own rows
+                    points = start_points(parse_starts(p.starts), v, layers[0][0].shape[1],
+                                          own if prior else None,
+                                          own_embeddings if prior else None)
+                    if not points:
+                        points = [("zero", np.zeros((len(v), layers[0][0].shape[1])))]
+                    x, record, kept = invert_from_starts(
+                        layers, v, points, steps=p.steps,
+                        on_start=lambda label, n=name: lambda s: self.report_progress(
+                            s, p.steps, "step", label=f"{self.name} of {n} from {label}"))
+                    key = truth_key(name, "value", *truth.split("/"))
+                    estimates[key] = x
+                    baseline[key] = np.repeat(x.mean(axis=0, keepdims=True), len(x), axis=0)
+                    records.append(record)
+                    for label, count in kept.items():
+                        kept_total[label] = kept_total.get(label, 0) + count
+                    inverted += len(x)
+        return Reconstruction(
+            attack=self.name, threat=str(view.threat), estimates=estimates, baseline=baseline,
+            info={"rows_inverted": inverted, "steps": p.steps, "starts": p.starts,
+                  "starts_kept": kept_total, "convergence": combine(records).to_info()})

@@ -13,7 +13,10 @@ never differentiated.
 Estimates are the member's test inputs
 (:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`); the baseline gives every test row the
 mean of the auxiliary inputs (what the pairs alone tell about any row). Score with
-``pixel-recovery``.
+``pixel-recovery``. ``info["convergence"]`` judges the training loss per epoch
+(:func:`fedsec.convergence.judge`): ``budget`` when it was still falling at the last epoch.
+The learned decoders of :mod:`.learned_decoder` (ridge, an MLP chosen on held-out pairs)
+read the same View.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fedsec.attacks.fedgraph.inversion import (
     fit_inverse,
 )
 from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
+from fedsec.convergence import combine, judge
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
@@ -52,6 +56,7 @@ class InverseNetwork(Attack):
                "attack).")
     paper = PAPER
     default_scorer = "pixel-recovery"
+    budget_params = ("epochs",)
     needs_any_tags = frozenset({tags.TEST_EMBEDDINGS})
 
     @dataclass(frozen=True, kw_only=True)
@@ -95,12 +100,13 @@ class InverseNetwork(Attack):
         p = self.params
         estimates, baseline = {}, {}
         pairs = 0
+        records = []
         with nn.deterministic(p.seed):
             for i, name in enumerate(self._targets(view)):
                 held = view.own(name)
                 g = extractor_from(held, WEIGHTS, LAYOUT)
                 aux = np.asarray(held[AUXILIARY], dtype=np.float64)
-                f = fit_inverse(embed(g, aux), aux, hidden=p.hidden, epochs=p.epochs,
+                f, losses = fit_inverse(embed(g, aux), aux, hidden=p.hidden, epochs=p.epochs,
                                 lr=p.lr, batch_size=p.batch_size, seed=p.seed + i,
                                 on_epoch=lambda e, n=name: self.report_progress(
                                     e, p.epochs, "epoch", label=f"{self.name} of {n}"))
@@ -111,6 +117,8 @@ class InverseNetwork(Attack):
                 estimates[key] = x
                 baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True), len(x), axis=0)
                 pairs += len(aux)
+                records.append(judge(losses, budget=p.epochs))
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=baseline, info={"auxiliary_pairs": pairs,
-                                                       "epochs": p.epochs})
+                                                       "epochs": p.epochs,
+                                                       "convergence": combine(records).to_info()})

@@ -57,7 +57,11 @@ def test_a_cluster_mean_inverts_to_a_prototype_of_its_cluster() -> None:
     key = "party/party1/value/inputs/cluster_means"
     assert key in rec.estimates
     score = PixelRecovery().score(rec, result.private)["per_target"][key]
-    assert score["reidentified"] > 0.5 and score["mse"] < score["baseline_mse"]
+    # The prototype is nearest its own cluster's mean input; a mean embedding is no image's
+    # embedding, so the prototype is sharper than the blurred mean it is scored against and its
+    # pixel error need not beat the baseline's.
+    assert score["reidentified"] > 0.5 > 10 * score["chance_reidentified"]
+    assert rec.info["convergence"]["stopped"] in ("converged", "stalled", "budget")
 
 
 def test_the_inverse_network_learns_from_a_colluders_pairs_and_not_from_noise() -> None:
@@ -78,7 +82,7 @@ def test_an_inverse_network_on_embeddings_unrelated_to_the_inputs_stays_at_the_b
     rng = np.random.default_rng(0)
     X, X_new = rng.uniform(-1, 1, size=(300, 20)), rng.uniform(-1, 1, size=(100, 20))
     with nn.deterministic(0):
-        f = fit_inverse(rng.normal(size=(300, 8)), X, hidden=64, epochs=30, lr=0.001,
+        f, _ = fit_inverse(rng.normal(size=(300, 8)), X, hidden=64, epochs=30, lr=0.001,
                         batch_size=32, seed=0)
         guess = apply_inverse(f, rng.normal(size=(100, 8)))
     mse = float(np.mean((guess - X_new) ** 2))

@@ -1,0 +1,135 @@
+"""Learned-decoder attack on Hybrid FedGraph: test inputs from test embeddings, by a decoder
+fitted on a colluder's own (embedding, input) pairs.
+
+Beside He, Zhang and Lee's inverse network (:mod:`.inverse_network`, ACSAC 2019), two
+decoders whose capacity is chosen on the colluder's own held-out pairs (:mod:`.decoders`):
+
+- ``ridge``: ridge regression from embedding to input, in closed form, its penalty chosen by
+  cross-validation on the pairs (``folds``);
+- ``mlp``: an MLP on standardised embeddings, kept at the epoch of lowest error on a held-out
+  share of the pairs (``validation``).
+
+The pairs are a coalition member's own training rows through its extractor (``server,party2``:
+party2's extractor and training inputs leaked to the server, or party2 colludes); the test
+rows are never among them, nor used to choose anything. Estimates are the member's test inputs
+(:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`); the baseline gives every test row the
+mean of the pairs' inputs. Score with ``pixel-recovery``. ``info["convergence"]``: the closed
+form for ``ridge``; for ``mlp``, the held-out error per epoch judged by
+:func:`fedsec.convergence.judge` (``budget`` when it was still falling at the last epoch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedsec import nn
+from fedsec.attacks.fedgraph.decoders import decode, fit_mlp, fit_ridge
+from fedsec.attacks.fedgraph.inversion import embed, extractor_from
+from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
+from fedsec.convergence import CLOSED_FORM, combine, judge
+from fedsec.interfaces import Attack
+from fedsec.outcomes import Reconstruction
+from fedsec.private_store import truth_key
+from fedsec.protocols.fedgraph import tags
+from fedsec.protocols.fedgraph.setup import PAPER
+from fedsec.registry import register
+from fedsec.validation import check_choice, check_float, check_int
+from fedsec.view import View
+
+OWNER = "attack 'learned-decoder'"
+AUXILIARY = f"value/{tags.TRAIN_INPUTS}"
+DECODERS = ("ridge", "mlp")
+
+
+@register("attack", "learned-decoder")
+class LearnedDecoder(Attack):
+    """A decoder fitted on a colluder's own (embedding, input) pairs reads a client's test
+    embeddings back as inputs."""
+
+    summary = ("FedGraph: a ridge or MLP decoder fitted on a colluder's own (embedding, input) "
+               "pairs, its capacity chosen on held-out pairs, turns a client's test embeddings "
+               "back into inputs.")
+    paper = PAPER
+    default_scorer = "pixel-recovery"
+    budget_params = ("epochs",)
+    needs_any_tags = frozenset({tags.TEST_EMBEDDINGS})
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        decoder: str = "ridge"
+        """ridge (closed form, penalty by cross-validation) or mlp (early-stopped MLP)."""
+        folds: int = 5
+        """Cross-validation folds choosing the ridge penalty (ridge)."""
+        hidden: int = 512
+        """Units in each of the MLP's two hidden ReLU layers (mlp)."""
+        epochs: int = 200
+        """Epochs of Adam training the MLP at most (mlp)."""
+        lr: float = 0.001
+        """Adam learning rate of the MLP (mlp)."""
+        batch_size: int = 64
+        """Mini-batch size of the MLP's training (mlp)."""
+        validation: float = 0.2
+        """Share of the pairs held out to choose the MLP's epoch (mlp)."""
+        max_rows: int = 200
+        """Test embeddings decoded at most per client (the first ones sent)."""
+        seed: int = 0
+        """Seed of the folds, the held-out pairs, the MLP's weights and batch order (each
+        client adds its index)."""
+
+        def __post_init__(self) -> None:
+            check_choice(self.decoder, owner=OWNER, name="decoder", choices=DECODERS)
+            for name in ("hidden", "epochs", "batch_size", "max_rows"):
+                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
+            check_int(self.folds, owner=OWNER, name="folds", min_value=2)
+            check_int(self.seed, owner=OWNER, name="seed", min_value=0)
+            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
+            check_float(self.validation, owner=OWNER, name="validation", min_value=0.0,
+                        max_value=0.9, min_inclusive=False)
+
+    def not_applicable(self, view: View) -> str | None:
+        reason = super().not_applicable(view)
+        if reason is not None:
+            return reason
+        if not self._targets(view):
+            return (f"{view.threat} holds no client's extractor and training inputs (the "
+                    "pairs to fit) together with its test embeddings: join the server with a "
+                    "colluding client (for example 'server,party1')")
+        return None
+
+    def _targets(self, view: View) -> list[str]:
+        return [name for name in leaked_extractors(view, {tags.TEST_EMBEDDINGS})
+                if AUXILIARY in view.knowledge[name]]
+
+    def run(self, view: View) -> Reconstruction:
+        self.check(view)
+        p = self.params
+        estimates, baseline, chosen = {}, {}, {}
+        records = []
+        with nn.deterministic(p.seed):
+            for i, name in enumerate(self._targets(view)):
+                held = view.own(name)
+                g = extractor_from(held, WEIGHTS, LAYOUT)
+                aux = np.asarray(held[AUXILIARY], dtype=np.float64)
+                pairs = embed(g, aux)
+                if p.decoder == "ridge":
+                    model = fit_ridge(pairs, aux, folds=p.folds, seed=p.seed + i)
+                    records.append(CLOSED_FORM)
+                else:
+                    model = fit_mlp(pairs, aux, hidden=p.hidden, epochs=p.epochs, lr=p.lr,
+                                    batch_size=p.batch_size, validation=p.validation,
+                                    seed=p.seed + i)
+                    records.append(judge(model.validation, budget=p.epochs))
+                sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
+                assert sent is not None  # _targets keeps senders of test embeddings
+                key = truth_key(name, "value", *tags.TEST_INPUTS.split("/"))
+                estimates[key] = decode(model, sent[:p.max_rows])
+                baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True),
+                                          len(estimates[key]), axis=0)
+                chosen[name] = model.chosen
+        return Reconstruction(
+            attack=self.name, threat=str(view.threat), estimates=estimates, baseline=baseline,
+            info={"decoder": p.decoder, "chosen": chosen,
+                  "chosen_is": "alpha" if p.decoder == "ridge" else "epoch",
+                  "convergence": combine(records).to_info()})
