@@ -102,6 +102,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.attacks.fedmv.subspace:CuriousClient",
             "V-FedMV's client holding Y subtracts its own Z_j and eta Y from each consensus: sum over the other views of a_k X_k W_k, their joint column space.",
         ),
+        "dlg": (
+            "fedsec.attacks.fedmv.gradient_inversion:DLG",
+            "DLG (Zhu et al. 2019): inputs and soft labels by L2 gradient matching on an S-FedMV client update that is one SGD step (a FedSGD gradient).",
+        ),
         "edm-completion": (
             "fedsec.attacks.fedcg.edm_completion:EDMCompletion",
             "Complete [[D_X, D_XW], [D_XW^T, D_W]] with D_X hidden (the paper's section-4 algorithms or the Nyström formula), then classical MDS.",
@@ -118,9 +122,17 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.attacks.fedcg.gram_inference:GramInference",
             "Solve the linear system the CG epochs' (direction, Gram product) pairs form: per-cohort Gram matrices under plain, their sum under a masking backend.",
         ),
+        "idlg": (
+            "fedsec.attacks.fedmv.gradient_inversion:IDLG",
+            "iDLG (Zhao et al. 2020): the label of one sample (a batch's counts after Geng et al.), then DLG with the labels fixed, on an S-FedMV client update that is one SGD step (a FedSGD gradient).",
+        ),
         "inverse-network": (
             "fedsec.attacks.fedgraph.inverse_network:InverseNetwork",
             "FedGraph: an inverse network trained on a colluder's (input, embedding) pairs turns a client's test embeddings back into inputs (He et al.'s query-free attack).",
+        ),
+        "inverting-gradients": (
+            "fedsec.attacks.fedmv.gradient_inversion:InvertingGradients",
+            "Inverting Gradients (Geiping et al. 2020): cosine gradient distance plus TV, signed Adam with step decay, box and restarts, on an S-FedMV client update that is one SGD step (a FedSGD gradient).",
         ),
         "known-record-alignment": (
             "fedsec.attacks.fedmv.alignment:KnownRecordAlignment",

@@ -123,7 +123,7 @@ def check_backend(cls: type[MaskingBackend], *, n_parties: int = 4, length: int 
 def check_attack(cls: type[Attack], *, seed: int = 0,
                  runs: Mapping[str, Mapping[str, Any]] | None = None,
                  knowledge: Callable[[RunResult, Path], Mapping[str, Any]] | None = None,
-                 ) -> None:
+                 params: Mapping[str, Any] | None = None) -> None:
     """Bad parameters raise; the attack runs deterministically where its tags are observed,
     and reports its convergence (or declares itself a closed form).
 
@@ -131,7 +131,8 @@ def check_attack(cls: type[Attack], *, seed: int = 0,
     with its defaults or with the :class:`RunConfig` fields in ``runs[protocol]`` (a smaller
     dataset, for example). An attack that needs prior knowledge beyond the View (known
     records) gets its parameters from ``knowledge(result, folder)``, which may write files
-    into ``folder``.
+    into ``folder``; ``params`` are further attack parameters (a small budget, for an attack
+    whose defaults take minutes).
     """
     check_rejects_unknown_parameter(cls)
     for protocol_name, protocol_cls in registry.protocols.classes().items():
@@ -140,8 +141,9 @@ def check_attack(cls: type[Attack], *, seed: int = 0,
         result = run(RunConfig(protocol=protocol_name, seed=seed,
                                **dict((runs or {}).get(protocol_name, {}))))
         with tempfile.TemporaryDirectory() as tmp:
-            params = dict(knowledge(result, Path(tmp))) if knowledge else {}
-            if _attack_runs_twice(cls, params, result):
+            chosen = {**dict(params or {}),
+                      **(dict(knowledge(result, Path(tmp))) if knowledge else {})}
+            if _attack_runs_twice(cls, chosen, result):
                 return
     raise AssertionError(
         f"{cls.__name__}: no registered protocol exposes {sorted(cls.needs_tags)} to a party "

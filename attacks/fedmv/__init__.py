@@ -6,6 +6,7 @@ from fedsec.attacks.fedmv import (
     average,
     binary,
     conditions,
+    gradient_inversion,
     subspace,
     test_inference,
     update_inversion,
@@ -13,5 +14,5 @@ from fedsec.attacks.fedmv import (
     updates,
 )
 
-__all__ = ["alignment", "average", "binary", "conditions", "subspace", "test_inference",
-           "update_inversion", "update_labels", "updates"]
+__all__ = ["alignment", "average", "binary", "conditions", "gradient_inversion", "subspace",
+           "test_inference", "update_inversion", "update_labels", "updates"]

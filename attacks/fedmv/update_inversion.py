@@ -12,30 +12,35 @@ Where the update comes from (:func:`.updates.read_targets`): the server reads ea
 update; all clients but one difference the other's out of the next average (two-client
 differencing), assuming ``other_rows`` samples (by default the mean of their own counts).
 
-Labels come from the update of each view's output bias (their counts, after Geng et al.;
+Labels come from the update of each view's output bias (their counts, after Geng et al., with
+the mean prediction estimated on dummy sequences; :func:`.update_labels.read_counts`;
 ``labels = "joint"`` optimises soft labels with the inputs instead). What the attacker does not
-know: the client's batch order (private; exact only with ``batch_size >= N_l``) and each
-sequence's length (it reconstructs full-length sequences). At most ``max_samples`` dummy
-sequences are fitted; a client holding more is modelled by that many (the attack's budget, a
-boundary the audit charts).
+know: the client's batch order (private; a single dummy set is exact only with ``batch_size >=
+N_l``; ``epoch_prior`` fits one set per epoch tied by Dimitrov et al.'s epoch-order-invariant
+prior) and each sequence's length (it reconstructs full-length sequences). At most
+``max_samples`` dummy sequences are fitted; a client holding more is modelled by that many (the
+attack's budget, a boundary the audit charts). Each view's run reports how it converged, the
+best of ``restarts`` random starts kept; ``info["convergence"]`` combines them.
+
+:func:`reconstruct` is the loop over targets and views that the gradient attacks on the same
+updates (:mod:`.gradient_inversion`) share.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fedsec.attacks.fedmv.update_labels import infer_labels
+from fedsec.attacks.fedmv.update_labels import combine_counts, read_counts
 from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
-from fedsec.attacks.inversion.fedavg import (
-    LocalTraining,
-    invert_fedavg,
-)
+from fedsec.attacks.inversion.dummy import Inversion
+from fedsec.attacks.inversion.fedavg import LocalTraining, invert_fedavg
+from fedsec.convergence import combine
 from fedsec.data.sequences import PRESENT
 from fedsec.interfaces import Attack
-from fedsec.nn import unflatten
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedmv import extractor, tags
@@ -57,6 +62,58 @@ def with_present(inputs: np.ndarray, channels: list[str]) -> np.ndarray:
     return out.reshape(n, -1)
 
 
+InvertView = Callable[[Target, int, "np.ndarray | None", int], Inversion]
+"""``invert(target, view_index, labels, n)``: one view's ``n`` dummy sequences fitted to the
+target's update (``labels`` fixed, or None to fit them)."""
+
+
+def counted_labels(meta: dict[str, Any], target: Target, n: int) -> np.ndarray | None:
+    """The target's labels from its output-bias updates, scaled to ``n`` samples; None when
+    unreadable (several samples under RMSProp)."""
+    counts = read_counts(meta, target, LocalTraining.from_meta(meta[tags.LOCAL_TRAINING]))
+    if counts is None:
+        return None
+    return np.repeat(np.arange(counts.size), combine_counts([counts], n))
+
+
+def reconstruct(attack: Attack, view: View, targets: list[Target], invert: InvertView, *,
+                labels: Callable[[Target, int], np.ndarray | None],
+                max_samples: int) -> Reconstruction:
+    """Every target's sequences and labels, view by view, with the runs' convergence.
+
+    ``labels(target, n)`` gives the labels fixed for the target's ``n`` dummy sequences (or
+    None). The estimates are keyed like the client's truth (its trained rows and labels, the
+    labels the most probable class averaged over views); ``info`` holds each view's layout,
+    each target's reading and ``convergence`` (:func:`fedsec.convergence.combine` of every
+    view's run).
+    """
+    meta = next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta
+    estimates: dict[str, np.ndarray] = {}
+    info: dict[str, Any] = {"targets": {}, "layouts": {}}
+    records = []
+    for target in targets:
+        n = min(target.rows, max_samples)
+        fixed = labels(target, n)
+        blocks, probs = [], []
+        for i, view_name in enumerate(meta[tags.VIEWS]):
+            sequences = meta[tags.SEQUENCES][i]
+            result = invert(target, i, fixed, n)
+            blocks.append(with_present(result.inputs, list(sequences["channels"])))
+            probs.append(result.label_probs)
+            records.append(result.convergence)
+            info["layouts"][view_name] = dict(sequences)
+        estimates[truth_key(target.client, "value", *tags.TRAINED_ROWS.split("/"))] = \
+            np.concatenate(blocks, axis=1)
+        estimates[truth_key(target.client, "value", *tags.TRAINED_LABELS.split("/"))] = \
+            np.mean(probs, axis=0).argmax(1)
+        info["targets"][target.client] = {"round": target.round, "rows": target.rows,
+                                          "fitted": n, "update": target.how,
+                                          "labels": "fitted" if fixed is None else "read"}
+    info["convergence"] = combine(records).to_info()
+    return Reconstruction(attack=attack.name, threat=str(view.threat), estimates=estimates,
+                          baseline={}, info=info)
+
+
 @register("attack", "fedavg-inversion")
 class FedAvgInversion(Attack):
     """Gradient inversion of a client's FedAvg update (the server, or all clients but one)."""
@@ -66,14 +123,21 @@ class FedAvgInversion(Attack):
     paper = PAPER
     default_scorer = "sequence-match"
     needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
+    budget_params = ("steps",)
+    starts_params = ("restarts",)
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
-        method: str = "ig"
-        """ig (1 - cosine between simulated and observed updates, Adam) or dlg (relative squared L2
-        distance, L-BFGS)."""
-        steps: int = 200
-        """Optimisation steps of the inversion."""
+        method: str = "dlg"
+        """dlg (relative squared L2 distance, L-BFGS; the stronger on S-FedMV's updates) or ig
+        (1 - cosine between simulated and observed updates, Adam)."""
+        steps: int = 100
+        """Optimisation steps of the inversion (of each start)."""
+        restarts: int = 1
+        """Random starts of each view's inversion; the lowest objective is kept."""
+        epoch_prior: float = 0.0
+        """Weight of Dimitrov et al.'s epoch-order-invariant prior (one dummy set per local epoch,
+        tied by their means); 0: one dummy set in a fixed batch order."""
         lr: float = 0.0
         """Learning rate of the inversion; 0: the method's own (ig 0.1, dlg 1.0)."""
         tv_weight: float = 0.0
@@ -96,12 +160,13 @@ class FedAvgInversion(Attack):
         def __post_init__(self) -> None:
             check_choice(self.method, owner=OWNER, name="method", choices=("ig", "dlg"))
             check_choice(self.labels, owner=OWNER, name="labels", choices=("counts", "joint"))
-            for name in ("steps", "round", "max_samples", "clients"):
+            for name in ("steps", "restarts", "round", "max_samples", "clients"):
                 check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
             check_int(self.other_rows, owner=OWNER, name="other_rows", min_value=0)
             check_int(self.seed, owner=OWNER, name="seed", min_value=0)
             check_float(self.lr, owner=OWNER, name="lr", min_value=0.0)
             check_float(self.tv_weight, owner=OWNER, name="tv_weight", min_value=0.0)
+            check_float(self.epoch_prior, owner=OWNER, name="epoch_prior", min_value=0.0)
 
     def not_applicable(self, view: View) -> str | None:
         reason = super().not_applicable(view)
@@ -118,45 +183,27 @@ class FedAvgInversion(Attack):
         self.check(view)
         p = self.params
         meta = next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta
-        estimates: dict[str, np.ndarray] = {}
-        info: dict[str, Any] = {"targets": {}, "layouts": {}}
-        for target in self._targets(view):
-            blocks, probs = [], []
-            n = min(target.rows, p.max_samples)
-            spans = view_spans(meta)
-            for i, (view_name, (layout, span)) in enumerate(zip(meta[tags.VIEWS], spans,
-                                                               strict=True)):
-                inputs, label_probs = self._invert_view(meta, i, layout, target.start[span],
-                                                        target.end[span], n)
-                blocks.append(inputs)
-                probs.append(label_probs)
-                info["layouts"][view_name] = dict(meta[tags.SEQUENCES][i])
-            estimates[truth_key(target.client, "value", *tags.TRAINED_ROWS.split("/"))] = \
-                np.concatenate(blocks, axis=1)
-            estimates[truth_key(target.client, "value", *tags.TRAINED_LABELS.split("/"))] = \
-                np.mean(probs, axis=0).argmax(1)
-            info["targets"][target.client] = {"round": target.round, "rows": target.rows,
-                                              "fitted": n, "update": target.how}
-        return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
-                              baseline={}, info=info)
+        return reconstruct(
+            self, view, self._targets(view),
+            lambda target, i, labels, n: self._invert_view(meta, i, target, labels, n),
+            labels=lambda target, n: (counted_labels(meta, target, n)
+                                      if p.labels == "counts" else None),
+            max_samples=p.max_samples)
 
-    def _invert_view(self, meta: dict[str, Any], i: int, layout: Any, start: np.ndarray,
-                     end: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """One view's dummy sequences (flattened, with a full ``present`` channel) and labels."""
+    def _invert_view(self, meta: dict[str, Any], i: int, target: Target,
+                     labels: np.ndarray | None, n: int) -> Inversion:
+        """View ``i``'s ``n`` dummy sequences fitted to the target's update."""
         p = self.params
+        span = view_spans(meta)[i][1]
         spec = extractor.ExtractorSpec.from_meta(meta[tags.EXTRACTORS][i])
-        sequences = meta[tags.SEQUENCES][i]
-        local = LocalTraining.from_meta(meta[tags.LOCAL_TRAINING])
-        labels = None
-        if p.labels == "counts":
-            labels = infer_labels(np.asarray(unflatten(end - start, layout)["head.bias"]), n,
-                                  local)
-        T = int(sequences["length"])
-        result = invert_fedavg(
-            extractor.build(spec, seed=0), start, end, local=local, n_samples=n,
+        T = int(meta[tags.SEQUENCES][i]["length"])
+        total = p.steps * p.restarts
+        return invert_fedavg(
+            extractor.build(spec, seed=0), target.start[span], target.end[span],
+            local=LocalTraining.from_meta(meta[tags.LOCAL_TRAINING]), n_samples=n,
             input_shape=(T, spec.inputs), n_classes=spec.classes, method=p.method,
             labels=labels, steps=p.steps, lr=p.lr or None, tv_weight=p.tv_weight,
-            tv_axes=(1,) if p.tv_weight else (), seed=p.seed + i,
-            on_step=lambda s: self.report_progress(s, p.steps, "step",
+            tv_axes=(1,) if p.tv_weight else (), restarts=p.restarts,
+            epoch_prior=p.epoch_prior, seed=p.seed + i,
+            on_step=lambda s: self.report_progress(s, total, "step",
                                                    label=f"{self.name} of view {i + 1}"))
-        return with_present(result.inputs, list(sequences["channels"])), result.label_probs

@@ -5,7 +5,10 @@ Zhao et al. 2020): the true class's bias gradient ``p_c - 1`` is negative at eve
 and every other class's positive, whatever the optimizer, so only the true class's bias grows.
 With several samples under SGD: the class counts (after Geng et al., "Towards General Deep
 Leakage in Federated Learning", 2021;
-:func:`fedsec.attacks.inversion.fedavg.label_counts_from_bias_update`).
+:func:`fedsec.attacks.inversion.labels.label_counts_from_bias_update`), with the client's mean
+prediction estimated as Geng et al. do: the view's extractor (its architecture is broadcast)
+reads standard normal dummy sequences at the weights the client started from and those it
+returned (:func:`fedsec.attacks.inversion.labels.mean_prediction`).
 Under RMSProp with several samples every step is normalised per coordinate and the counts are
 not readable from the bias alone: such clients are outside this attack (the inversion attack
 fits their labels jointly with the inputs instead).
@@ -22,12 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.attacks.fedmv.updates import Target, read_targets, view_slices
-from fedsec.attacks.inversion.fedavg import LocalTraining, label_counts_from_bias_update
+from fedsec.attacks.fedmv.updates import Target, read_targets, view_slices, view_spans
+from fedsec.attacks.inversion.labels import (
+    label_counts_from_bias_update,
+    mean_prediction,
+)
 from fedsec.interfaces import Attack
+from fedsec.nn import LocalTraining
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
-from fedsec.protocols.fedmv import tags
+from fedsec.protocols.fedmv import extractor, tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.validation import check_int
@@ -36,11 +43,13 @@ from fedsec.view import View
 OWNER = "attack 'update-labels'"
 
 
-def infer_labels(delta_bias: np.ndarray, n: int, local: LocalTraining) -> np.ndarray | None:
+def infer_labels(delta_bias: np.ndarray, n: int, local: LocalTraining,
+                 mean_probs: np.ndarray | None = None) -> np.ndarray | None:
     """The client's labels (sorted) from its output bias update, when they can be read.
 
-    One sample: the class whose bias grew most. Several samples under SGD: the class counts.
-    Several under RMSProp: None.
+    One sample: the class whose bias grew most. Several samples under SGD: the class counts
+    (with the client's mean prediction ``mean_probs``, uniform when None). Several under
+    RMSProp: None.
 
     Examples
     --------
@@ -48,18 +57,48 @@ def infer_labels(delta_bias: np.ndarray, n: int, local: LocalTraining) -> np.nda
     [1]
     >>> infer_labels(np.array([-0.2, 0.5, -0.3]), 2, LocalTraining(1, 1, 0.1, "rmsprop"))
     """
-    counts = class_counts(delta_bias, n, local)
+    counts = class_counts(delta_bias, n, local, mean_probs)
     return None if counts is None else np.repeat(np.arange(counts.size), counts)
 
 
-def class_counts(delta_bias: np.ndarray, n: int, local: LocalTraining) -> np.ndarray | None:
+def class_counts(delta_bias: np.ndarray, n: int, local: LocalTraining,
+                 mean_probs: np.ndarray | None = None) -> np.ndarray | None:
     """How many of the client's ``n`` samples are of each class, or None when unreadable."""
     delta = np.asarray(delta_bias, dtype=np.float64)
     if n == 1:
         return np.eye(delta.size, dtype=np.int64)[int(np.argmax(delta))]
     if local.optimizer == "sgd":
-        return label_counts_from_bias_update(delta, n_samples=n, local=local)
+        return label_counts_from_bias_update(delta, n_samples=n, local=local,
+                                             mean_probs=mean_probs)
     return None
+
+
+def view_mean_prediction(meta: dict[str, Any], i: int, start: np.ndarray,
+                         end: np.ndarray) -> np.ndarray:
+    """View ``i``'s mean prediction on dummy sequences (full length), averaged over the
+    client's start and end weights (each the whole concatenated vector)."""
+    span = view_spans(meta)[i][1]
+    spec = extractor.ExtractorSpec.from_meta(meta[tags.EXTRACTORS][i])
+    T = int(meta[tags.SEQUENCES][i]["length"])
+    return mean_prediction(extractor.build(spec, seed=0), [start[span], end[span]],
+                           input_shape=(T, spec.inputs))
+
+
+def read_counts(meta: dict[str, Any], target: Target, local: LocalTraining
+                ) -> np.ndarray | None:
+    """The target client's class counts, read from every view's output bias and combined;
+    None when unreadable (several samples under RMSProp)."""
+    starts = view_slices(meta, target.start)
+    ends = view_slices(meta, target.end)
+    per_view = []
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        probs = None
+        if target.rows > 1 and local.optimizer == "sgd":
+            probs = view_mean_prediction(meta, i, target.start, target.end)
+        per_view.append(class_counts(end["head.bias"] - start["head.bias"], target.rows,
+                                     local, probs))
+    readable = [c for c in per_view if c is not None]
+    return combine_counts(readable, target.rows) if readable else None
 
 
 def combine_counts(per_view: list[np.ndarray], n: int) -> np.ndarray:
@@ -86,6 +125,7 @@ class UpdateLabels(Attack):
     paper = PAPER
     default_scorer = "label-counts"
     needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
+    closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -132,11 +172,8 @@ class UpdateLabels(Attack):
         estimates: dict[str, np.ndarray] = {}
         info: dict[str, Any] = {"targets": {}}
         for target in targets:
-            starts = view_slices(meta, target.start)
-            ends = view_slices(meta, target.end)
-            per_view = [class_counts(end["head.bias"] - start["head.bias"], target.rows, local)
-                        for start, end in zip(starts, ends, strict=True)]
-            counts = combine_counts([c for c in per_view if c is not None], target.rows)
+            counts = read_counts(meta, target, local)
+            assert counts is not None  # _readable keeps one sample or SGD
             estimates[truth_key(target.client, "value", *tags.TRAINED_LABELS.split("/"))] = \
                 np.repeat(np.arange(counts.size), counts)
             info["targets"][target.client] = {"round": target.round, "rows": target.rows,

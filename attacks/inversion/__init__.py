@@ -7,7 +7,13 @@ protocols that send gradients or locally trained weights:
 * :func:`~fedsec.attacks.inversion.maths.invert_gradient`: DLG and Inverting Gradients;
 * :func:`~fedsec.attacks.inversion.fedavg.invert_fedavg`: inverting a multi-step local update
   (Dimitrov et al. 2022), with :class:`~fedsec.attacks.inversion.fedavg.LocalTraining` and
-  :func:`~fedsec.attacks.inversion.fedavg.label_counts_from_bias_update`.
+  its epoch-order-invariant prior (:mod:`~fedsec.attacks.inversion.epoch_prior`);
+* :func:`~fedsec.attacks.inversion.labels.label_counts_from_bias_update` and
+  :func:`~fedsec.attacks.inversion.labels.mean_prediction`: a batch's label counts (Geng et
+  al. 2021).
+
+Every optimisation returns its convergence record (:mod:`fedsec.convergence`) on the
+:class:`~fedsec.attacks.inversion.dummy.Inversion`, the best of several starts kept.
 
 Examples
 --------
@@ -17,13 +23,8 @@ Examples
 """
 
 from fedsec.attacks.inversion.dummy import Inversion
-from fedsec.attacks.inversion.fedavg import (
-    LocalTraining,
-    invert_fedavg,
-    label_counts_from_bias_update,
-    local_training,
-    simulate,
-)
+from fedsec.attacks.inversion.fedavg import LocalTraining, invert_fedavg, local_training, simulate
+from fedsec.attacks.inversion.labels import label_counts_from_bias_update, mean_prediction
 from fedsec.attacks.inversion.maths import (
     batch_gradient,
     idlg_label,
@@ -32,5 +33,5 @@ from fedsec.attacks.inversion.maths import (
 )
 
 __all__ = ["Inversion", "LocalTraining", "batch_gradient", "idlg_label", "invert_fedavg",
-           "invert_gradient", "label_counts_from_bias_update", "local_training", "simulate",
-           "total_variation"]
+           "invert_gradient", "label_counts_from_bias_update", "local_training",
+           "mean_prediction", "simulate", "total_variation"]

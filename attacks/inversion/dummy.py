@@ -3,24 +3,33 @@
 Dummy inputs are free tensors; channels that hold a one-hot code are parameterised by logits
 read through a softmax, and steps past a sequence's length are held at zero. Labels are
 fixed one-hot vectors or the softmax of free logits. :func:`optimise` runs L-BFGS (DLG, Zhu
-et al. 2019) or Adam with Inverting Gradients' step decay (Geiping et al. 2020) and keeps the
-best point it evaluated. torch is imported inside the functions only.
+et al. 2019) or Adam with Inverting Gradients' step decay (Geiping et al. 2020), keeps the
+best point it evaluated and records how it ended (:mod:`fedsec.convergence`): its objective
+history and why it stopped. :func:`search` runs it from several starting points (the
+adversary's prior ``init``, ``restarts`` random draws) and keeps the lowest objective, never
+judged by the truth. torch is imported inside the functions only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from fedsec.convergence import Convergence, best_start, judge
 from fedsec.errors import ValidationError
 from fedsec.nn import require_torch
 
 WHAT = "gradient inversion"
 DECAY_POINTS = (3 / 8, 5 / 8, 7 / 8)
 """Fractions of the step budget where Inverting Gradients divides the learning rate by 10."""
+IG_TAIL = 1 - DECAY_POINTS[1]
+"""The tail over which an Adam run is judged: its last two phases (from 5/8 of the budget)."""
+FLOOR = 1e-10
+"""An objective below this share of its starting value has converged (the distances are 0 at
+an exact match; float precision ends the descent there)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,14 +45,17 @@ class Inversion:
     loss : float
         The lowest objective reached (distance plus prior); the inputs are those that gave it.
     steps : int
-        Optimiser steps run (fewer than asked when the objective became non-finite or
-        L-BFGS stopped moving).
+        Optimiser steps run by the kept start (fewer than asked when the objective became
+        non-finite or L-BFGS stopped moving).
+    convergence : fedsec.convergence.Convergence
+        How the kept run ended (objective history, stop reason) and every start's objective.
     """
 
     inputs: np.ndarray
     label_probs: np.ndarray
     loss: float
     steps: int
+    convergence: Convergence
 
     @property
     def labels(self) -> np.ndarray:
@@ -135,7 +147,7 @@ class Dummy:
                     if not any(c in g for g in self.groups)]
             self.z[..., free] = self.z[..., free].clamp(*bounds)
 
-    def result(self, best: tuple[float, list[Any]], steps: int,
+    def result(self, best: tuple[float, list[Any]], record: Convergence,
                bounds: tuple[float, float] | None) -> Inversion:
         """The best state seen, as an :class:`Inversion`."""
         torch = require_torch(WHAT)
@@ -146,22 +158,28 @@ class Dummy:
             self.clip(bounds)
             x = self.inputs().numpy().astype(np.float64)
             probs = self.probs().numpy().astype(np.float64)
-        return Inversion(inputs=x, label_probs=probs, loss=loss, steps=steps)
+        return Inversion(inputs=x, label_probs=probs, loss=loss, steps=record.steps,
+                         convergence=record)
 
 
 def optimise(dummy: Dummy, objective: Callable[[], Any], *, method: str, steps: int,
              lr: float | None, signed: bool = False,
              bounds: tuple[float, float] | None = None,
-             on_step: Callable[[int], None] | None = None) -> tuple[tuple[float, list[Any]], int]:
-    """Minimise ``objective`` over the dummy's variables; the best (loss, state) and steps run.
+             on_step: Callable[[int], None] | None = None
+             ) -> tuple[tuple[float, list[Any]], Convergence]:
+    """Minimise ``objective`` over the dummy's variables: the best (loss, state) and how it ended.
 
     ``dlg``: L-BFGS with a strong Wolfe line search, up to 20 iterations a step (PyTorch's
     default, as in the DLG code; the original's fixed step of 1 can diverge). ``ig``: Adam
     with the learning rate divided by 10 at 3/8, 5/8 and 7/8 of ``steps``, on signed
     gradients if ``signed``.
     L-BFGS restarts without its curvature history when its line search fails, and stops
-    when it fails again right after a restart. The best point is tracked over every
-    evaluation of the objective. ``on_step(steps_done)`` follows the steps.
+    ("stalled") when it fails again right after a restart. The best point is tracked over
+    every evaluation of the objective; the history records the best objective after each
+    step (non-finite when the objective diverged, which ends the run). Adam is judged over
+    its last two phases (:data:`IG_TAIL`), L-BFGS over the default tail; a run whose
+    objective fell below :data:`FLOOR` of its start has converged. ``on_step(steps_done)``
+    follows the steps.
     """
     torch = require_torch(WHAT)
     variables = dummy.variables()
@@ -187,23 +205,64 @@ def optimise(dummy: Dummy, objective: Callable[[], Any], *, method: str, steps: 
         optimizer = torch.optim.Adam(variables, lr=0.1 if lr is None else lr)
         milestones = sorted({max(1, int(f * steps)) for f in DECAY_POINTS})
         scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones, gamma=0.1)
-    done, restarted = 0, False
+    history: list[float] = []
+    restarted, stopped_early = False, False
     for _ in range(int(steps)):
         before = [v.detach().clone() for v in variables]
         loss = optimizer.step(closure)
-        done += 1
+        finite = bool(np.isfinite(float(loss.detach())))
+        history.append(best[0] if finite else float("nan"))
         if on_step is not None:
-            on_step(done)
+            on_step(len(history))
         if method == "ig":
             scheduler.step()
             dummy.clip(bounds)
-        if not np.isfinite(float(loss.detach())):
+        if not finite:
             break
         if method == "dlg":
             stalled = all(torch.equal(a, v) for a, v in zip(before, variables, strict=True))
             if stalled and restarted:
+                stopped_early = True
                 break
             if stalled:  # the line search failed: forget the curvature history once
                 optimizer.state.clear()
             restarted = stalled
-    return (best[0], best[1]), done
+    first = history[0] if history and np.isfinite(history[0]) else 0.0
+    record = judge(history, budget=int(steps), tail=IG_TAIL if method == "ig" else 0.2,
+                   floor=FLOOR * first, stopped_early=stopped_early)
+    return (best[0], best[1]), record
+
+
+def search(create: Callable[[np.ndarray | None], Dummy],
+           objective: Callable[[Dummy], Any], *, restarts: int, init: np.ndarray | None,
+           method: str, steps: int, lr: float | None, signed: bool = False,
+           bounds: tuple[float, float] | None = None,
+           on_step: Callable[[int], None] | None = None) -> Inversion:
+    """Run :func:`optimise` from every start and keep the lowest objective.
+
+    The starts are the prior ``init`` (``"prior"``, when given) and ``restarts`` random draws
+    (``"random:1"``, ...) that ``create(None)`` makes in turn from its generator. The kept
+    :class:`Inversion`'s convergence lists every start's final objective
+    (:func:`fedsec.convergence.best_start`). ``on_step`` counts steps over all starts.
+    """
+    if restarts < 0 or (restarts == 0 and init is None):
+        raise ValidationError(f"An inversion needs a starting point: restarts={restarts} "
+                              "random starts and no prior start (init).")
+    done = [0]
+
+    def run(start: np.ndarray | None) -> tuple[Inversion, float, Convergence]:
+        dummy = create(start)
+        offset = done[0]
+        best, record = optimise(
+            dummy, lambda: objective(dummy), method=method, steps=steps, lr=lr,
+            signed=signed, bounds=bounds,
+            on_step=None if on_step is None else lambda s: on_step(offset + s))
+        done[0] += record.steps
+        return dummy.result(best, record, bounds), best[0], record
+
+    starts: list[tuple[str, Callable[[], tuple[Inversion, float, Convergence]]]] = []
+    if init is not None:
+        starts.append(("prior", lambda: run(init)))
+    starts += [(f"random:{k + 1}", lambda: run(None)) for k in range(int(restarts))]
+    result, record = best_start(starts)
+    return replace(result, convergence=record)

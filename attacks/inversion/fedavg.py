@@ -12,23 +12,28 @@ The batch order. A client shuffles its data every epoch with a private generator
 attacker cannot know which samples shared a batch. The simulation uses one fixed order:
 consecutive slices of the dummy data, the same in every epoch (the last batch may be smaller,
 as PyTorch's ``DataLoader`` without ``drop_last``). With ``batch_size >= n_samples`` every step
-sees the whole batch and the order question disappears; otherwise the reconstruction is exact
-only when the client's order matched, and the paper's epoch-order-invariant prior (one dummy
-set per epoch, tied together) is not implemented here.
+sees the whole batch and the order question disappears; otherwise a single dummy set is exact
+only when the client's order matched. The paper's epoch-order-invariant prior
+(``epoch_prior`` of :func:`invert_fedavg`, :mod:`.epoch_prior`) gives every epoch its own
+dummy set, ties the sets by their means and merges them at the end.
 
-:func:`label_counts_from_bias_update` estimates how many samples of each class a client held
-from the update of the last layer's bias (after Geng et al., "Towards General Deep Leakage in
+:func:`~.labels.label_counts_from_bias_update` estimates how many samples of each class a
+client held from the update of the last layer's bias, with the mean prediction estimated on
+dummy inputs (:func:`~.labels.mean_prediction`; Geng et al., "Towards General Deep Leakage in
 Federated Learning", 2021, whose count estimate Dimitrov et al. use).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from fedsec.attacks.inversion.dummy import Dummy, Inversion, length_tensor, optimise
+from fedsec.attacks.inversion.dummy import Dummy, Inversion, length_tensor, search
+from fedsec.attacks.inversion.epoch_prior import merge_epochs, order_invariant_prior
+from fedsec.attacks.inversion.labels import label_counts_from_bias_update, mean_prediction
 from fedsec.attacks.inversion.maths import (
     call,
     check_options,
@@ -42,22 +47,27 @@ from fedsec.nn import LocalTraining, deterministic, layout_of, require_torch, un
 
 WHAT = "FedAvg update inversion"
 __all__ = ["LocalTraining", "invert_fedavg", "label_counts_from_bias_update", "local_training",
-           "simulate"]
+           "mean_prediction", "simulate"]
 
 
 def simulate(model: Any, params: Mapping[str, Any], buffers: Mapping[str, Any], x: Any,
              probs: Any, local: LocalTraining, *, lengths: Any = None,
-             create_graph: bool = True) -> dict[str, Any]:
+             create_graph: bool = True, per_epoch: bool = False) -> dict[str, Any]:
     """The parameters after the local run on ``(x, probs)``, every step kept differentiable.
 
     ``params`` are the starting weights (tensors requiring grad); ``probs`` are label
     probabilities (one-hot for hard labels). Batches follow :meth:`LocalTraining.batches`.
+    With ``per_epoch``, ``x``, ``probs`` and ``lengths`` stack one set per epoch (``epochs *
+    n`` rows, epoch ``e`` in rows ``e n .. (e + 1) n``); otherwise every epoch reads all rows.
     """
     torch = require_torch(WHAT)
     current = dict(params)
     squares = {name: torch.zeros_like(p) for name, p in current.items()}
-    for _ in range(local.epochs):
-        for batch in local.batches(int(x.shape[0])):
+    n = int(x.shape[0]) // local.epochs if per_epoch else int(x.shape[0])
+    for epoch in range(local.epochs):
+        offset = epoch * n if per_epoch else 0
+        for part_of in local.batches(n):
+            batch = slice(part_of.start + offset, part_of.stop + offset)
             part = None if lengths is None else lengths[batch]
             logits = call(model, current, buffers, x[batch], part)
             loss = soft_cross_entropy(logits, probs[batch])
@@ -104,42 +114,6 @@ def local_training(model: Any, start: np.ndarray, inputs: np.ndarray, labels: np
     return np.concatenate([p.detach().numpy().astype(np.float64).ravel() for p in end.values()])
 
 
-def label_counts_from_bias_update(delta_bias: np.ndarray, *, n_samples: int,
-                                  local: LocalTraining,
-                                  mean_probs: np.ndarray | None = None) -> np.ndarray:
-    """How many samples of each class a client trained on, from its last-layer bias update.
-
-    With SGD, each epoch moves the bias by ``-lr sum_k mean_{i in B_k} (p_i - y_i)``; counting
-    every sample with the average weight ``n_batches / n`` and taking the predictions ``p`` as
-    constant (their mean ``mean_probs``, uniform by default; e.g. the average prediction of
-    the start and end models on dummy inputs) gives ``counts ~ n mean_probs + delta_bias
-    n / (lr epochs n_batches)``. The estimate is rounded to non-negative integers that sum to
-    ``n_samples`` (largest remainders). RMSProp normalises the step, so it is refused.
-
-    Examples
-    --------
-    >>> local = LocalTraining(epochs=1, batch_size=4, lr=0.1)
-    >>> delta = -0.1 * (np.full(3, 4 / 3) - np.array([2, 1, 1])) / 4
-    >>> label_counts_from_bias_update(delta, n_samples=4, local=local,
-    ...                               mean_probs=np.full(3, 1 / 3)).tolist()
-    [2, 1, 1]
-    """
-    if local.optimizer != "sgd":
-        raise ValidationError("Label counts from the bias update need plain SGD.")
-    delta = np.asarray(delta_bias, dtype=np.float64)
-    probs = (np.full(delta.size, 1.0 / delta.size) if mean_probs is None
-             else np.asarray(mean_probs, dtype=np.float64))
-    scale = n_samples / (local.lr * local.epochs * len(local.batches(n_samples)))
-    estimate = np.maximum(n_samples * probs + delta * scale, 0.0)
-    if estimate.sum() > 0:
-        estimate *= n_samples / estimate.sum()
-    counts = np.floor(estimate).astype(np.int64)
-    remainder = estimate - counts
-    for c in np.argsort(-remainder, kind="stable")[:n_samples - int(counts.sum())]:
-        counts[c] += 1
-    return counts
-
-
 def invert_fedavg(model: Any, start: np.ndarray, end: np.ndarray, *, local: LocalTraining,
                   n_samples: int, input_shape: Sequence[int], n_classes: int,
                   method: str = "ig", labels: Sequence[int] | np.ndarray | None = None,
@@ -147,7 +121,8 @@ def invert_fedavg(model: Any, start: np.ndarray, end: np.ndarray, *, local: Loca
                   tv_axes: Sequence[int] = (), onehot_groups: Sequence[Sequence[int]] = (),
                   signed: bool = False, bounds: tuple[float, float] | None = None,
                   lengths: np.ndarray | None = None, init: np.ndarray | None = None,
-                  seed: int = 0, on_step: Callable[[int], None] | None = None) -> Inversion:
+                  restarts: int = 1, epoch_prior: float = 0.0, seed: int = 0,
+                  on_step: Callable[[int], None] | None = None) -> Inversion:
     """Reconstruct a client's data from the weights it returned after local training.
 
     Parameters
@@ -164,17 +139,32 @@ def invert_fedavg(model: Any, start: np.ndarray, end: np.ndarray, *, local: Loca
     method : {"ig", "dlg"}
         ``ig``: ``1 - cosine`` between simulated and observed updates, Adam with step decay;
         ``dlg``: squared L2 distance divided by the observed update's squared norm, L-BFGS.
-    labels, steps, lr, tv_weight, tv_axes, onehot_groups, signed, bounds, lengths, init, seed
+    labels, steps, lr, tv_weight, tv_axes, onehot_groups, signed, bounds, lengths, init
         As in :func:`attacks.inversion.maths.invert_gradient`; ``labels`` may come from
         :func:`label_counts_from_bias_update` (``np.repeat(np.arange(C), counts)``).
+    restarts, seed
+        Random starts (the lowest objective is kept, ``init`` among the starts when given)
+        and the seed of their draws.
+    epoch_prior : float
+        0: one dummy set read by every epoch in a fixed batch order. Above 0 (with more than
+        one epoch): one dummy set per epoch, the same labels in the same order in each,
+        tied by Dimitrov et al.'s epoch-order-invariant prior with this weight and merged
+        at the end (:mod:`.epoch_prior`).
+
+    Returns
+    -------
+    Inversion
+        The kept start's reconstruction (``n_samples`` rows), with its convergence record.
 
     Notes
     -----
-    The simulation uses a fixed batch order (see the module notes): exact when
-    ``local.batch_size >= n_samples``.
+    Without the epoch prior the simulation uses a fixed batch order (see the module notes):
+    exact when ``local.batch_size >= n_samples``.
     """
     torch = require_torch(WHAT)
     check_options(method, tv_axes, len(input_shape))
+    if epoch_prior < 0:
+        raise ValidationError(f"The epoch prior's weight must be >= 0; got {epoch_prior}.")
     with deterministic(seed) as generator:
         params, buffers = _start_parameters(model, start)
         names = list(params)
@@ -182,22 +172,34 @@ def invert_fedavg(model: Any, start: np.ndarray, end: np.ndarray, *, local: Loca
                              - np.asarray(start, dtype=np.float64), layout_of(model))
         target = [torch.as_tensor(observed[name], dtype=params[name].dtype) for name in names]
         scale = float(sum((t * t).sum() for t in target)) or 1.0
-        dummy = Dummy.create(n_samples, input_shape, n_classes, labels, onehot_groups,
-                             lengths, init, generator, target[0].dtype)
-        extra = length_tensor(lengths)
+        copies = local.epochs if epoch_prior > 0 and local.epochs > 1 else 1
+        tiled = None if labels is None else np.tile(np.asarray(labels), copies)
+        rows = None if lengths is None else np.tile(np.asarray(lengths), copies)
+        extra = length_tensor(rows)
 
-        def objective() -> Any:
+        def create(begin: np.ndarray | None) -> Dummy:
+            first = None if begin is None else np.concatenate([np.asarray(begin)] * copies)
+            return Dummy.create(n_samples * copies, input_shape, n_classes, tiled,
+                                onehot_groups, rows, first, generator, target[0].dtype)
+
+        def objective(dummy: Dummy) -> Any:
             x = dummy.inputs()
-            final = simulate(model, params, buffers, x, dummy.probs(), local, lengths=extra)
+            final = simulate(model, params, buffers, x, dummy.probs(), local, lengths=extra,
+                             per_epoch=copies > 1)
             update = [final[name] - params[name] for name in names]
             gap = distance(update, target, method)
             if method == "dlg":
                 gap = gap / scale
+            if copies > 1:
+                gap = gap + epoch_prior * order_invariant_prior(x, copies)
             return gap + tv_weight * total_variation(x, tv_axes)
 
-        best, done = optimise(dummy, objective, method=method, steps=steps, lr=lr,
-                              signed=signed, bounds=bounds, on_step=on_step)
-    return dummy.result(best, done, bounds)
+        result = search(create, objective, restarts=restarts, init=init, method=method,
+                        steps=steps, lr=lr, signed=signed, bounds=bounds, on_step=on_step)
+    if copies == 1:
+        return result
+    inputs, probs = merge_epochs(result.inputs, result.label_probs, copies)
+    return replace(result, inputs=inputs, label_probs=probs)
 
 
 def _start_parameters(model: Any, start: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:

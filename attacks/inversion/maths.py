@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.attacks.inversion.dummy import Dummy, Inversion, length_tensor, optimise
+from fedsec.attacks.inversion.dummy import Dummy, Inversion, length_tensor, search
 from fedsec.errors import ValidationError
 from fedsec.nn import deterministic, layout_of, require_torch, unflatten
 
@@ -102,7 +102,8 @@ def invert_gradient(model: Any,
                     tv_axes: Sequence[int] = (), onehot_groups: Sequence[Sequence[int]] = (),
                     signed: bool = False, bounds: tuple[float, float] | None = None,
                     lengths: np.ndarray | None = None, init: np.ndarray | None = None,
-                    seed: int = 0, on_step: Callable[[int], None] | None = None) -> Inversion:
+                    restarts: int = 1, seed: int = 0,
+                    on_step: Callable[[int], None] | None = None) -> Inversion:
     """Reconstruct a batch from its gradient by gradient matching (DLG or Inverting Gradients).
 
     Parameters
@@ -143,9 +144,18 @@ def invert_gradient(model: Any,
         Sequence lengths passed to the model as its second argument; steps past a length are
         padding and held at zero.
     init : numpy.ndarray, optional
-        Starting inputs (e.g. a prior mean); a seeded standard normal draw otherwise.
+        The prior start (e.g. a prior mean), tried besides the random starts.
+    restarts : int
+        Random starts (seeded standard normal draws, and label logits when the labels are
+        free); the start with the lowest objective is kept
+        (:func:`~fedsec.attacks.inversion.dummy.search`). 0 needs ``init``.
     seed : int
-        Seeds the starting point; the result is a function of the arguments.
+        Seeds the starting points; the result is a function of the arguments.
+
+    Returns
+    -------
+    Inversion
+        The kept start's reconstruction, with its ``convergence`` record.
     """
     torch = require_torch(WHAT)
     check_options(method, tv_axes, len(input_shape))
@@ -153,21 +163,23 @@ def invert_gradient(model: Any,
         params, buffers = fixed_parameters(model)
         targets = target_tensors(model, params, target_grads)
         matched = [params[name] for name in targets]
-        dummy = Dummy.create(n_samples, input_shape, n_classes, labels, onehot_groups,
-                             lengths, init, generator, next(iter(params.values())).dtype)
+        dtype = next(iter(params.values())).dtype
         extra = length_tensor(lengths)
         target = list(targets.values())
 
-        def objective() -> Any:
+        def create(start: np.ndarray | None) -> Dummy:
+            return Dummy.create(n_samples, input_shape, n_classes, labels, onehot_groups,
+                                lengths, start, generator, dtype)
+
+        def objective(dummy: Dummy) -> Any:
             x = dummy.inputs()
             loss = soft_cross_entropy(call(model, params, buffers, x, extra), dummy.probs())
             grads = torch.autograd.grad(loss, matched, create_graph=True)
             return distance(list(grads), target, method) + tv_weight * total_variation(
                 x, tv_axes)
 
-        best, done = optimise(dummy, objective, method=method, steps=steps, lr=lr,
-                              signed=signed, bounds=bounds, on_step=on_step)
-    return dummy.result(best, done, bounds)
+        return search(create, objective, restarts=restarts, init=init, method=method,
+                      steps=steps, lr=lr, signed=signed, bounds=bounds, on_step=on_step)
 
 
 def check_options(method: str, tv_axes: Sequence[int], sample_dims: int) -> None:

@@ -25,6 +25,14 @@ QUICK: dict[str, dict[str, Any]] = {
                  "params": {"hidden": 32, "layers": 2, "epochs": 2, "gcn_epochs": 2,
                             "score_steps": 5, "compare": False, "redraws": 2}},
 }
+#: Smaller budgets for the attacks whose defaults take minutes (conformance checks what they
+#: report and that they repeat, not how strong they are: tests/attacks/ and
+#: tests/benchmarks/bench_attack_strength.py do that).
+SMALL_BUDGET: dict[str, dict[str, Any]] = {
+    "inverting-gradients": {"steps": 40, "restarts": 1},
+    "dlg": {"steps": 3}, "idlg": {"steps": 3}, "fedavg-inversion": {"steps": 3},
+    "embedding-inversion": {"steps": 50},
+}
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}
 
@@ -55,7 +63,8 @@ def test_backend_conformance(name: str) -> None:
 @pytest.mark.parametrize("name", registry.names("attack"))
 def test_attack_conformance(name: str) -> None:
     testing.check_attack(registry.get("attack", name), runs=QUICK,
-                         knowledge=known_records if name in NEEDS_RECORDS else None)
+                         knowledge=known_records if name in NEEDS_RECORDS else None,
+                         params=SMALL_BUDGET.get(name))
 
 
 @pytest.mark.parametrize("name", registry.names("defense"))

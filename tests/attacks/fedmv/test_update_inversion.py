@@ -50,3 +50,16 @@ def test_secure_aggregation_stops_the_server_not_the_other_client(tiny_sfedmv: T
 def test_update_noise_takes_the_attack_back_to_the_prior(tiny_sfedmv: Tiny) -> None:
     scores = attack(tiny_sfedmv(clip=0.1, noise_multiplier=1.0), "server")
     assert scores["advantage"] < 0.2
+
+
+def test_the_inversion_reports_how_each_view_converged(tiny_sfedmv: Tiny) -> None:
+    result = tiny_sfedmv(local_rows=2, local_epochs=2, batch_size=1)
+    view = build_view(result.transcript, "server", result.private)
+    reconstruction = registry.create("attack", "fedavg-inversion", {
+        "method": "ig", "steps": 16, "restarts": 2, "epoch_prior": 1.0}).run(view)
+    record = reconstruction.info["convergence"]
+    assert record["runs"] == 2 and record["budget"] == 16
+    assert record["stopped"] in {"converged", "budget"} and len(record["history"]) == 16
+    # the epoch prior's per-epoch sets are merged back to the client's two sequences
+    rows = next(v for k, v in reconstruction.estimates.items() if k.endswith("X"))
+    assert rows.shape[0] == 2
