@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.attacks.fedgraph.inversion import decoder_network
 from fedsec.errors import ValidationError
 from fedsec.nn import require_torch
 
@@ -108,12 +109,7 @@ def fit_mlp(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epochs: 
     e_mean, e_scale = E[train].mean(0), E[train].std(0) + 1e-8
     Et = torch.from_numpy(((E - e_mean) / e_scale).astype(np.float32))
     Xt = torch.from_numpy(X.astype(np.float32))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        f = torch.nn.Sequential(
-            torch.nn.Linear(E.shape[1], hidden), torch.nn.ReLU(),
-            torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
-            torch.nn.Linear(hidden, X.shape[1]), torch.nn.Tanh())
+    f = decoder_network(E.shape[1], hidden, X.shape[1], seed)
     optimizer = torch.optim.Adam(f.parameters(), lr=lr)
     order = torch.Generator().manual_seed(seed)
     train_t, held_t = torch.from_numpy(train), torch.from_numpy(held)

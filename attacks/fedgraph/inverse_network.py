@@ -32,7 +32,14 @@ from fedsec.attacks.fedgraph.inversion import (
     extractor_from,
     fit_inverse,
 )
-from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
+from fedsec.attacks.fedgraph.observed import (
+    AUXILIARY,
+    LAYOUT,
+    WEIGHTS,
+    colluders_with_pairs,
+    no_pairs_reason,
+    sent_matrix,
+)
 from fedsec.convergence import combine, judge
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
@@ -44,7 +51,6 @@ from fedsec.validation import check_float, check_int
 from fedsec.view import View
 
 OWNER = "attack 'inverse-network'"
-AUXILIARY = f"value/{tags.TRAIN_INPUTS}"
 
 
 @register("attack", "inverse-network")
@@ -82,18 +88,7 @@ class InverseNetwork(Attack):
             check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
 
     def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
-        if not self._targets(view):
-            return (f"{view.threat} holds no client's extractor and training inputs (the "
-                    "auxiliary pairs) together with its test embeddings: join the server "
-                    "with a colluding client (for example 'server,party1')")
-        return None
-
-    def _targets(self, view: View) -> list[str]:
-        return [name for name in leaked_extractors(view, {tags.TEST_EMBEDDINGS})
-                if AUXILIARY in view.knowledge[name]]
+        return super().not_applicable(view) or no_pairs_reason(view)
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)
@@ -102,7 +97,7 @@ class InverseNetwork(Attack):
         pairs = 0
         records = []
         with nn.deterministic(p.seed):
-            for i, name in enumerate(self._targets(view)):
+            for i, name in enumerate(colluders_with_pairs(view)):
                 held = view.own(name)
                 g = extractor_from(held, WEIGHTS, LAYOUT)
                 aux = np.asarray(held[AUXILIARY], dtype=np.float64)
@@ -111,7 +106,7 @@ class InverseNetwork(Attack):
                                 on_epoch=lambda e, n=name: self.report_progress(
                                     e, p.epochs, "epoch", label=f"{self.name} of {n}"))
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
-                assert sent is not None  # _targets keeps senders of test embeddings
+                assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
                 x = apply_inverse(f, sent[:p.max_rows])
                 key = truth_key(name, "value", *tags.TEST_INPUTS.split("/"))
                 estimates[key] = x

@@ -60,12 +60,7 @@ def fit_inverse(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epoc
     torch = require_torch(WHAT)
     E = torch.from_numpy(np.array(embeddings, dtype=np.float32))
     X = torch.from_numpy(np.array(inputs, dtype=np.float32))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        f = torch.nn.Sequential(
-            torch.nn.Linear(E.shape[1], hidden), torch.nn.ReLU(),
-            torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
-            torch.nn.Linear(hidden, X.shape[1]), torch.nn.Tanh())
+    f = decoder_network(E.shape[1], hidden, X.shape[1], seed)
     optimizer = torch.optim.Adam(f.parameters(), lr=lr)
     order = torch.Generator().manual_seed(seed)
     losses = []
@@ -81,6 +76,19 @@ def fit_inverse(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epoc
         if on_epoch is not None:
             on_epoch(epoch)
     return f, losses
+
+
+def decoder_network(n_in: int, hidden: int, n_out: int, seed: int) -> Any:
+    """An MLP from embeddings to inputs: two hidden ReLU layers of ``hidden`` units and a tanh
+    output (inputs in [-1, 1]), its initial weights drawn from ``seed`` (the global torch
+    generator is left as it was)."""
+    torch = require_torch(WHAT)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return torch.nn.Sequential(
+            torch.nn.Linear(n_in, hidden), torch.nn.ReLU(),
+            torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+            torch.nn.Linear(hidden, n_out), torch.nn.Tanh())
 
 
 def apply_inverse(f: Any, embeddings: np.ndarray) -> np.ndarray:

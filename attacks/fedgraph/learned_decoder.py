@@ -27,7 +27,14 @@ import numpy as np
 from fedsec import nn
 from fedsec.attacks.fedgraph.decoders import decode, fit_mlp, fit_ridge
 from fedsec.attacks.fedgraph.inversion import embed, extractor_from
-from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
+from fedsec.attacks.fedgraph.observed import (
+    AUXILIARY,
+    LAYOUT,
+    WEIGHTS,
+    colluders_with_pairs,
+    no_pairs_reason,
+    sent_matrix,
+)
 from fedsec.convergence import CLOSED_FORM, combine, judge
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
@@ -39,7 +46,6 @@ from fedsec.validation import check_choice, check_float, check_int
 from fedsec.view import View
 
 OWNER = "attack 'learned-decoder'"
-AUXILIARY = f"value/{tags.TRAIN_INPUTS}"
 DECODERS = ("ridge", "mlp")
 
 
@@ -89,18 +95,7 @@ class LearnedDecoder(Attack):
                         max_value=0.9, min_inclusive=False)
 
     def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
-        if not self._targets(view):
-            return (f"{view.threat} holds no client's extractor and training inputs (the "
-                    "pairs to fit) together with its test embeddings: join the server with a "
-                    "colluding client (for example 'server,party1')")
-        return None
-
-    def _targets(self, view: View) -> list[str]:
-        return [name for name in leaked_extractors(view, {tags.TEST_EMBEDDINGS})
-                if AUXILIARY in view.knowledge[name]]
+        return super().not_applicable(view) or no_pairs_reason(view)
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)
@@ -108,7 +103,7 @@ class LearnedDecoder(Attack):
         estimates, baseline, chosen = {}, {}, {}
         records = []
         with nn.deterministic(p.seed):
-            for i, name in enumerate(self._targets(view)):
+            for i, name in enumerate(colluders_with_pairs(view)):
                 held = view.own(name)
                 g = extractor_from(held, WEIGHTS, LAYOUT)
                 aux = np.asarray(held[AUXILIARY], dtype=np.float64)
@@ -122,7 +117,7 @@ class LearnedDecoder(Attack):
                                     seed=p.seed + i)
                     records.append(judge(model.validation, budget=p.epochs))
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
-                assert sent is not None  # _targets keeps senders of test embeddings
+                assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
                 key = truth_key(name, "value", *tags.TEST_INPUTS.split("/"))
                 estimates[key] = decode(model, sent[:p.max_rows])
                 baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True),

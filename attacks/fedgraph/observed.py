@@ -14,6 +14,8 @@ from fedsec.view import View
 
 WEIGHTS = f"value/{tags.EXTRACTOR_WEIGHTS}"
 LAYOUT = f"value/{tags.EXTRACTOR_LAYOUT}"
+AUXILIARY = f"value/{tags.TRAIN_INPUTS}"
+"""A member's own training inputs: with its extractor, the pairs a learned inversion fits."""
 
 
 def sent_matrix(view: View, tag: str, sender: str) -> np.ndarray | None:
@@ -39,3 +41,19 @@ def leaked_extractors(view: View, sent_tags: Iterable[str]) -> list[str]:
     senders = {m.sender for m in view.messages if m.tag in wanted}
     return [name for name in view.knowledge
             if name in senders and WEIGHTS in view.knowledge[name]]
+
+
+def colluders_with_pairs(view: View) -> list[str]:
+    """Members whose extractor and training inputs (the pairs to fit an inversion on) the View
+    holds, and who sent test embeddings."""
+    return [name for name in leaked_extractors(view, {tags.TEST_EMBEDDINGS})
+            if AUXILIARY in view.knowledge[name]]
+
+
+def no_pairs_reason(view: View) -> str | None:
+    """Why a learned inversion cannot run on ``view`` (None: it can)."""
+    if colluders_with_pairs(view):
+        return None
+    return (f"{view.threat} holds no client's extractor and training inputs (the pairs to fit) "
+            "together with its test embeddings: join the server with a colluding client (for "
+            "example 'server,party1')")

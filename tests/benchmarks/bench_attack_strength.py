@@ -13,7 +13,7 @@ tolerances an audit needs: 0.5 dB PSNR, 2 points of re-identification, 5% relati
 changes nothing).
 
     python tests/benchmarks/bench_attack_strength.py                    # every scenario
-    python tests/benchmarks/bench_attack_strength.py --scenarios fedgraph_depth --cells 2
+    python tests/benchmarks/bench_attack_strength.py --scenarios fedgraph_depth --pick 2,4
     python tests/benchmarks/bench_attack_strength.py --json out.json    # the table as JSON
 """
 
@@ -51,6 +51,9 @@ def main() -> int:
                         help="comma-separated scenario names (default: every one in audits/)")
     parser.add_argument("--cells", type=int, default=1,
                         help="cells of each scenario's grid (first seed, in grid order)")
+    parser.add_argument("--pick", default="",
+                        help="instead of the first cells, these positions in the first seed's "
+                             "grid (comma-separated, from 0)")
     parser.add_argument("--attacks", default="", help="only these attacks (comma-separated)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
     args = parser.parse_args()
@@ -60,7 +63,8 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     with limited_threads():
         for path in paths:
-            rows += scenario_rows(path, args.cells, only)
+            rows += scenario_rows(path, args.cells, only,
+                                  [int(i) for i in args.pick.split(",") if i])
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, default=str))
     failing = [r for r in rows if r.get("within") is False]
@@ -69,10 +73,12 @@ def main() -> int:
     return 0
 
 
-def scenario_rows(path: Path, n_cells: int, only: set[str]) -> list[dict[str, Any]]:
+def scenario_rows(path: Path, n_cells: int, only: set[str],
+                  pick: list[int]) -> list[dict[str, Any]]:
     spec = load_spec(path)
     first_seed = min(cell.seed for cell in spec.cells())
-    cells = [c for c in spec.cells() if c.seed == first_seed][:n_cells]
+    grid = [c for c in spec.cells() if c.seed == first_seed]
+    cells = [grid[i] for i in pick if i < len(grid)] if pick else grid[:n_cells]
     rows = []
     for cell in cells:
         started = time.process_time()
