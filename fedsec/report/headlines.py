@@ -161,7 +161,8 @@ def what_stops(configs: Sequence[Mapping[str, Any]]) -> list[str]:
         elif not stopped:
             tried = frozenset(dimensions(c["config"])["defence"] for c in leaking) - {None}
             text = (f"Nothing in this audit stops {name}: it gains over its naive baseline in "
-                    "every configuration where it applies and converged"
+                    "every configuration where it applies"
+                    + (" but those where it did not converge (below)" if unsure else "")
                     + (f", under {defence_list(tried)} too." if tried else "."))
         else:
             text = (f"{name} falls to its naive baseline, having converged, "
