@@ -38,6 +38,7 @@ from fedsec.attacks.fedcg.multilateration import (
     seeded_landmarks,
 )
 from fedsec.convergence import CLOSED_FORM, Convergence, combine
+from fedsec.errors import CapabilityError
 from fedsec.geometry.completers.sdr import AUTO as SDR_AUTO
 from fedsec.geometry.completers.sdr import SOLVERS as SDR_SOLVERS
 from fedsec.geometry.completers.sdr import choose_solver
@@ -70,7 +71,11 @@ def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, me
     n = D_XW.shape[0]
     if method == "nystrom":
         if D_W is None:
-            raise ValueError("The Nyström formula needs the landmark distances D_W.")
+            raise CapabilityError(
+                "The Nyström formula needs the landmark distances D_W, which the adversary "
+                "knows only from the clients' seed (U and N landmarks) or from P landmarks "
+                "located in the block (every landmark a row of it); here it has neither: use "
+                "a completion method, which treats D_W as unknown.")
         if on_convergence is not None:
             on_convergence(CLOSED_FORM)
         return nystrom_completion(np.nan_to_num(D_XW, nan=np.nanmean(D_XW)), D_W, dim)

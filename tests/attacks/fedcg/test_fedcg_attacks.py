@@ -129,3 +129,9 @@ def test_p_landmarks_give_themselves_away_without_the_seed() -> None:
     reconstruction, scores = attack(result, "multilateration", "server")
     assert "classical MDS frame" in next(iter(reconstruction.info["methods"].values()))
     assert scores["distance_error"] < 1e-6 and scores["fraction_recovered"] == 1.0
+
+
+def test_the_nystrom_formula_without_landmark_distances_does_not_apply() -> None:
+    result = run(RunConfig(protocol="fedcg-naive", dataset="iris", params={"n_landmarks": 5}))
+    with pytest.raises(CapabilityError, match="Nyström formula needs the landmark distances"):
+        attack(result, "edm-completion", "server", method="nystrom")
