@@ -254,14 +254,11 @@ def combine(records: Iterable[Convergence]) -> Convergence:
     if not items:
         return CLOSED_FORM
     worst = max(items, key=lambda r: STOPS.index(r.stopped))
-    starts: dict[str, float] = {}
-    for record in items:
-        starts.update(record.starts)
     return replace(worst, steps=max(r.steps for r in items),
                    budget=max(r.budget for r in items),
                    runs=sum(r.runs for r in items),
                    runs_converged=sum(r.runs_converged for r in items),
-                   starts=starts if len(items) == 1 else {})
+                   starts=worst.starts if len(items) == 1 else {})
 
 
 def best_start(starts: Sequence[tuple[str, Callable[[], tuple[T, float, Convergence]]]]

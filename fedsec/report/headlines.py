@@ -188,7 +188,7 @@ def verdict_level(entry: Mapping[str, Any]) -> str:
     >>> verdict_level({**entry, "metrics": {"advantage": {"mean": 0.95}}})
     'exact'
     """
-    found = level(_adv(entry), len(entry.get("targets", [])))
+    found = level(advantage_of(entry), len(entry.get("targets", [])))
     if found in STOPPED and found != "nothing" and entry.get("converged") is not True:
         return "inconclusive"
     return found
@@ -217,7 +217,7 @@ def _attack_sentence(attack: str, entries: Sequence[tuple[Mapping[str, Any],
     groups: dict[tuple[int, str], list[tuple[Mapping[str, Any], float | None]]] = \
         defaultdict(list)
     for config, entry in ok:
-        adv = _adv(entry)
+        adv = advantage_of(entry)
         rank = _ORDER.index(verdict_level(entry))
         groups[(rank, what(entry.get("targets", []), template))].append((config, adv))
     backend_inert = _backend_changes_nothing(ok)
@@ -236,7 +236,8 @@ def _attack_sentence(attack: str, entries: Sequence[tuple[Mapping[str, Any],
         backends = sorted({c["config"]["backend"] for c, _ in ok})
         sentence += (f" The masking backend changes nothing: {words(backends)} give the same "
                      "result.")
-    worst = max((a for c, a in [(c, _adv(e)) for c, e in ok] if a is not None), default=-1.0)
+    found = [advantage_of(e) for _, e in ok]
+    worst = max((a for a in found if a is not None), default=-1.0)
     return worst, sentence + _not_applicable(entries, universe)
 
 
@@ -266,9 +267,9 @@ def _backend_changes_nothing(ok: Sequence[tuple[Mapping[str, Any], Mapping[str, 
     if not compared:
         return False
     for group in compared:
-        levels = {(level(_adv(a), len(a.get("targets", []))), tuple(a.get("targets", [])))
+        levels = {(level(advantage_of(a), len(a.get("targets", []))), tuple(a.get("targets", [])))
                   for a in group}
-        advs = [_adv(a) for a in group]
+        advs = [advantage_of(a) for a in group]
         finite = [a for a in advs if a is not None]
         if len(levels) > 1 or (finite and max(finite) - min(finite) > 0.05):
             return False
@@ -342,7 +343,8 @@ def _span(values: Sequence[float], signed: bool = False) -> str:
     return low if low == high else f"{low} to {high}"
 
 
-def _adv(entry: Mapping[str, Any]) -> float | None:
+def advantage_of(entry: Mapping[str, Any]) -> float | None:
+    """An aggregated attack entry's mean advantage (None: not scored)."""
     value = entry.get("metrics", {}).get(LEAKAGE, {}).get("mean")
     return None if value is None else float(value)
 

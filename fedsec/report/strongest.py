@@ -25,8 +25,8 @@ from typing import Any
 
 from fedsec.errors import ValidationError
 from fedsec.private_store import parse_truth_key
-from fedsec.report.aggregate import LEAKAGE
 from fedsec.report.headlines import STOPPED, level
+from fedsec.report.headlines import advantage_of as _adv
 
 VERDICTS = ("leaks", "inconclusive", "protected", "not applicable")
 """The verdicts of :func:`strongest`, worst first."""
@@ -115,8 +115,3 @@ def summary_rows(configs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
 
 STRONGEST_HEAD = ["configuration", "adversary", "strongest attack", "advantage", "verdict",
                   "attacks that did not converge"]
-
-
-def _adv(entry: Mapping[str, Any]) -> float | None:
-    value = entry.get("metrics", {}).get(LEAKAGE, {}).get("mean")
-    return None if value is None else float(value)
