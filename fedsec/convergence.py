@@ -14,9 +14,12 @@ Why an optimiser stopped (:data:`STOPS`, best first):
 
 * ``closed-form``: no iteration (exact solve);
 * ``converged``: the objective reached its floor, or stopped improving over the last part of
-  the budget (relative improvement over the tail below ``tol`` of the whole improvement);
-* ``stalled``: the optimiser stopped itself (its line search found no decrease) while the
-  objective was still improving before that;
+  the budget (relative improvement over the tail below ``tol`` of the whole improvement), or
+  the optimiser's own stationarity test ended the run (a fixed point of its iteration, no
+  descent direction from a fresh start): more budget cannot move it;
+* ``stalled``: the optimiser stopped itself without certifying a stationary point (a solver
+  giving up inaccurate, a line search failing) while the objective was still improving
+  before that;
 * ``budget``: every step was used and the objective was still improving: more budget would
   likely help;
 * ``diverged``: the objective became non-finite.
@@ -151,7 +154,8 @@ CLOSED_FORM = Convergence("closed-form")
 
 
 def judge(history: Sequence[float], *, budget: int, tol: float = TOL, tail: float = TAIL,
-          floor: float = 0.0, stopped_early: bool = False) -> Convergence:
+          floor: float = 0.0, stopped_early: bool = False,
+          stationary: bool = False) -> Convergence:
     """Why a run with objective ``history`` (one value per step, lower is better) stopped.
 
     Parameters
@@ -172,6 +176,10 @@ def judge(history: Sequence[float], *, budget: int, tol: float = TOL, tail: floa
         is 0 at an exact match).
     stopped_early : bool
         Whether the optimiser stopped itself before the budget (no decrease found).
+    stationary : bool
+        Whether that stop is the optimiser's own test of a stationary point (its iterates
+        stopped moving; no descent direction from a fresh start): converged, whatever the
+        tail.
 
     Examples
     --------
@@ -183,6 +191,8 @@ def judge(history: Sequence[float], *, budget: int, tol: float = TOL, tail: floa
     'budget'
     >>> judge([10.0, 8.0, 6.0, 4.0], budget=9, stopped_early=True).stopped
     'stalled'
+    >>> judge([10.0, 8.0, 6.0, 4.0], budget=9, stopped_early=True, stationary=True).stopped
+    'converged'
     """
     if budget < 0 or not 0 < tail <= 1 or tol < 0:
         raise ValidationError(f"judge needs budget >= 0, 0 < tail <= 1 and tol >= 0; got "
@@ -197,7 +207,7 @@ def judge(history: Sequence[float], *, budget: int, tol: float = TOL, tail: floa
     finite = np.where(np.isfinite(values), values, np.inf)
     best = float(finite.min())
     improvement = tail_improvement(finite, tail)
-    if best <= floor or improvement <= tol:
+    if best <= floor or improvement <= tol or (stationary and stopped_early):
         return Convergence("converged", steps, budget, kept, improvement)
     stop = "stalled" if stopped_early and steps < budget else "budget"
     return Convergence(stop, steps, budget, kept, improvement)

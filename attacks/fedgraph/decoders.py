@@ -7,9 +7,10 @@ and choose their capacity on held-out pairs of the same colluder, never on the r
   fold), its regularisation ``alpha`` chosen by ``folds``-fold cross-validation over a grid
   relative to the embeddings' scale (:data:`ALPHAS`);
 - :func:`fit_mlp`: an MLP (standardised embeddings, two hidden ReLU layers, tanh output)
-  trained by Adam on all but a held-out ``validation`` share of the pairs; the weights of the
-  epoch with the lowest held-out error are kept (early stopping), and the held-out error per
-  epoch is its objective history.
+  trained by Adam on all but a held-out ``validation`` share of the pairs until the held-out
+  error stops improving for ``patience`` epochs; the weights of the epoch with the lowest
+  held-out error are kept (early stopping), and the held-out error per epoch is its
+  objective history.
 
 Predictions are clipped to the pixel box [-1, 1] (:func:`decode`): a projection onto the box
 can only move an estimate closer to any point inside it.
@@ -31,7 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.attacks.fedgraph.inversion import decoder_network
+from fedsec.attacks.fedgraph.inversion import (
+    decoder_network,
+    held_out_split,
+    train_early_stopped,
+)
 from fedsec.errors import ValidationError
 from fedsec.nn import require_torch
 
@@ -95,37 +100,23 @@ def fit_ridge(embeddings: np.ndarray, inputs: np.ndarray, *, folds: int, seed: i
 
 
 def fit_mlp(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epochs: int,
-            lr: float, batch_size: int, validation: float, seed: int) -> Decoder:
-    """An MLP decoder trained on all but a held-out ``validation`` share of the pairs, kept at
-    the epoch of lowest held-out error (``validation`` of the result: that error per epoch).
-    Call inside :func:`fedsec.nn.deterministic`."""
-    torch = require_torch(WHAT)
+            lr: float, batch_size: int, validation: float, patience: int,
+            seed: int) -> Decoder:
+    """An MLP decoder on standardised embeddings, trained by
+    :func:`~fedsec.attacks.fedgraph.inversion.train_early_stopped` (held-out share
+    ``validation``, stopped after ``patience`` epochs without improvement) and kept at its
+    best held-out epoch (``validation`` of the result: the held-out error per epoch). Call
+    inside :func:`fedsec.nn.deterministic`."""
     E = np.asarray(embeddings, dtype=np.float64)
     X = np.asarray(inputs, dtype=np.float64)
-    held = np.random.default_rng(seed).permutation(len(E))[:max(1, int(validation * len(E)))]
-    train = np.setdiff1d(np.arange(len(E)), held)
-    if len(train) == 0:
-        raise ValidationError(f"{WHAT}: the mlp decoder needs pairs left to train on.")
+    if len(E) != len(X):
+        raise ValidationError(f"{WHAT}: {len(E)} embeddings for {len(X)} inputs.")
+    train, _ = held_out_split(len(E), validation, seed)
     e_mean, e_scale = E[train].mean(0), E[train].std(0) + 1e-8
-    Et = torch.from_numpy(((E - e_mean) / e_scale).astype(np.float32))
-    Xt = torch.from_numpy(X.astype(np.float32))
     f = decoder_network(E.shape[1], hidden, X.shape[1], seed)
-    optimizer = torch.optim.Adam(f.parameters(), lr=lr)
-    order = torch.Generator().manual_seed(seed)
-    train_t, held_t = torch.from_numpy(train), torch.from_numpy(held)
-    history: list[float] = []
-    best_state: dict[str, Any] = {}
-    for _ in range(epochs):
-        for batch in train_t[torch.randperm(len(train_t), generator=order)].split(batch_size):
-            optimizer.zero_grad()
-            loss = ((f(Et[batch]) - Xt[batch]) ** 2).sum(dim=1).mean()
-            loss.backward()
-            optimizer.step()
-        with torch.no_grad():
-            history.append(float(((f(Et[held_t]) - Xt[held_t]) ** 2).mean()))
-        if history[-1] <= min(history):
-            best_state = {k: v.clone() for k, v in f.state_dict().items()}
-    f.load_state_dict(best_state)
+    history = train_early_stopped(f, (E - e_mean) / e_scale, X, epochs=epochs, lr=lr,
+                                  batch_size=batch_size, validation=validation,
+                                  patience=patience, seed=seed)
     return Decoder("mlp", e_mean, e_scale, X[train].mean(0), f, tuple(history),
                    float(int(np.argmin(history)) + 1))
 

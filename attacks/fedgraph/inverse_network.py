@@ -13,8 +13,10 @@ never differentiated.
 Estimates are the member's test inputs
 (:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`); the baseline gives every test row the
 mean of the auxiliary inputs (what the pairs alone tell about any row). Score with
-``pixel-recovery``. ``info["convergence"]`` judges the training loss per epoch
-(:func:`fedsec.convergence.judge`): ``budget`` when it was still falling at the last epoch.
+``pixel-recovery``. The network trains on all but a held-out share of the pairs until the
+held-out error stops improving for ``patience`` epochs, and the best epoch's weights are
+kept; ``info["convergence"]`` judges that held-out error per epoch: ``budget`` when it was
+still falling at the last allowed epoch.
 The learned decoders of :mod:`.learned_decoder` (ridge, an MLP chosen on held-out pairs)
 read the same View.
 """
@@ -22,12 +24,15 @@ read the same View.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from fedsec import nn
+from fedsec.attacks.fedgraph.decoder_params import DecoderTraining
 from fedsec.attacks.fedgraph.inversion import (
     apply_inverse,
+    early_stop_judged,
     embed,
     extractor_from,
     fit_inverse,
@@ -40,14 +45,13 @@ from fedsec.attacks.fedgraph.observed import (
     no_pairs_reason,
     sent_matrix,
 )
-from fedsec.convergence import combine, judge
+from fedsec.convergence import combine
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_float, check_int
 from fedsec.view import View
 
 OWNER = "attack 'inverse-network'"
@@ -62,30 +66,12 @@ class InverseNetwork(Attack):
                "attack).")
     paper = PAPER
     default_scorer = "pixel-recovery"
-    budget_params = ("epochs",)
+    budget_params = ("epochs", "patience")
     needs_any_tags = frozenset({tags.TEST_EMBEDDINGS})
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        hidden: int = 512
-        """Units in each of the inverse network's two hidden ReLU layers."""
-        epochs: int = 100
-        """Epochs of Adam training the inverse network on the auxiliary pairs."""
-        lr: float = 0.001
-        """Adam learning rate of the inverse network."""
-        batch_size: int = 64
-        """Mini-batch size of the inverse network's training."""
-        max_rows: int = 200
-        """Test embeddings inverted at most per client (the first ones sent)."""
-        seed: int = 0
-        """Seed of the inverse network's initial weights and batch order (each client adds its
-        index)."""
-
-        def __post_init__(self) -> None:
-            for name in ("hidden", "epochs", "batch_size", "max_rows"):
-                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
-            check_int(self.seed, owner=OWNER, name="seed", min_value=0)
-            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
+    class Params(DecoderTraining):
+        OWNER: ClassVar[str] = OWNER
 
     def not_applicable(self, view: View) -> str | None:
         return super().not_applicable(view) or no_pairs_reason(view)
@@ -102,9 +88,11 @@ class InverseNetwork(Attack):
                 g = extractor_from(held, WEIGHTS, LAYOUT)
                 aux = np.asarray(held[AUXILIARY], dtype=np.float64)
                 f, losses = fit_inverse(embed(g, aux), aux, hidden=p.hidden, epochs=p.epochs,
-                                lr=p.lr, batch_size=p.batch_size, seed=p.seed + i,
-                                on_epoch=lambda e, n=name: self.report_progress(
-                                    e, p.epochs, "epoch", label=f"{self.name} of {n}"))
+                                        lr=p.lr, batch_size=p.batch_size,
+                                        validation=p.validation, patience=p.patience,
+                                        seed=p.seed + i,
+                                        on_epoch=lambda e, n=name: self.report_progress(
+                                            e, p.epochs, "epoch", label=f"{self.name} of {n}"))
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
                 assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
                 x = apply_inverse(f, sent[:p.max_rows])
@@ -112,7 +100,7 @@ class InverseNetwork(Attack):
                 estimates[key] = x
                 baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True), len(x), axis=0)
                 pairs += len(aux)
-                records.append(judge(losses, budget=p.epochs))
+                records.append(early_stop_judged(losses, epochs=p.epochs, patience=p.patience))
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=baseline, info={"auxiliary_pairs": pairs,
                                                        "epochs": p.epochs,

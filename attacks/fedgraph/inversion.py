@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.errors import CapabilityError
+from fedsec.convergence import Convergence, judge
+from fedsec.errors import CapabilityError, ValidationError
 from fedsec.nn import require_torch, unflatten
 
 WHAT = "attack 'embedding-inversion'"
@@ -48,34 +49,87 @@ def extractor_from(held: Mapping[str, Any], weights_key: str, layout_key: str) -
 
 
 def fit_inverse(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epochs: int,
-                lr: float, batch_size: int, seed: int,
+                lr: float, batch_size: int, validation: float, patience: int, seed: int,
                 on_epoch: Callable[[int], None] | None = None) -> tuple[Any, list[float]]:
     """An inverse network trained on pairs ``(embeddings[i], inputs[i])``: an MLP with two
-    hidden ReLU layers of ``hidden`` units and a tanh output (inputs in [-1, 1]), Adam on the
-    squared error, mini-batches in a seeded order. Call inside
-    :func:`fedsec.nn.deterministic`; apply with :func:`apply_inverse`.
+    hidden ReLU layers of ``hidden`` units and a tanh output (inputs in [-1, 1]) trained by
+    :func:`train_early_stopped`. Call inside :func:`fedsec.nn.deterministic`; apply with
+    :func:`apply_inverse`.
 
-    Returns the network and its training loss per epoch (the mean over the epoch's rows of
-    the per-row squared error, as the batches saw it)."""
-    torch = require_torch(WHAT)
-    E = torch.from_numpy(np.array(embeddings, dtype=np.float32))
-    X = torch.from_numpy(np.array(inputs, dtype=np.float32))
+    Returns the network (at its best held-out epoch) and its held-out error per epoch."""
+    E = np.asarray(embeddings, dtype=np.float64)
+    X = np.asarray(inputs, dtype=np.float64)
     f = decoder_network(E.shape[1], hidden, X.shape[1], seed)
+    history = train_early_stopped(f, E, X, epochs=epochs, lr=lr, batch_size=batch_size,
+                                  validation=validation, patience=patience, seed=seed,
+                                  on_epoch=on_epoch)
+    return f, history
+
+
+def held_out_split(n: int, validation: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, held)`` row indices: a seeded ``validation`` share of ``n`` rows held out (at
+    least one row, and at least one left to train on)."""
+    if n < 2:
+        raise ValidationError(f"{WHAT}: a decoder needs at least 2 pairs (one held out to "
+                              f"stop its training); got {n}.")
+    held = np.random.default_rng(seed).permutation(n)[:min(n - 1, max(1, int(validation * n)))]
+    return np.setdiff1d(np.arange(n), held), np.sort(held)
+
+
+def train_early_stopped(f: Any, embeddings: np.ndarray, inputs: np.ndarray, *, epochs: int,
+                        lr: float, batch_size: int, validation: float, patience: int,
+                        seed: int, on_epoch: Callable[[int], None] | None = None
+                        ) -> list[float]:
+    """Train the network ``f`` from ``embeddings`` to ``inputs`` by Adam on the squared error
+    (mini-batches in a seeded order) on all but a held-out ``validation`` share of the pairs
+    (:func:`held_out_split`); stop once the held-out error has not improved for ``patience``
+    epochs (or after ``epochs``) and leave ``f`` at its best held-out epoch.
+
+    Returns the held-out mean squared error per epoch: the objective history that says
+    whether training converged (:func:`fedsec.convergence.judge` with the last ``patience``
+    epochs as its tail)."""
+    torch = require_torch(WHAT)
+    train, held = held_out_split(len(embeddings), validation, seed)
+    E = torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
+    X = torch.from_numpy(np.asarray(inputs, dtype=np.float32))
     optimizer = torch.optim.Adam(f.parameters(), lr=lr)
     order = torch.Generator().manual_seed(seed)
-    losses = []
+    train_t, held_t = torch.from_numpy(train), torch.from_numpy(held)
+    history: list[float] = []
+    best_state = {k: v.clone() for k, v in f.state_dict().items()}
     for epoch in range(1, epochs + 1):
-        total = 0.0
-        for batch in torch.randperm(len(E), generator=order).split(batch_size):
+        for batch in train_t[torch.randperm(len(train_t), generator=order)].split(batch_size):
             optimizer.zero_grad()
             loss = ((f(E[batch]) - X[batch]) ** 2).sum(dim=1).mean()
             loss.backward()
             optimizer.step()
-            total += float(loss.detach()) * len(batch)
-        losses.append(total / len(E))
+        with torch.no_grad():
+            history.append(float(((f(E[held_t]) - X[held_t]) ** 2).mean()))
         if on_epoch is not None:
             on_epoch(epoch)
-    return f, losses
+        best = int(np.argmin(history))
+        if best == len(history) - 1:
+            best_state = {k: v.clone() for k, v in f.state_dict().items()}
+        elif len(history) - 1 - best >= patience:
+            break
+    f.load_state_dict(best_state)
+    return history
+
+
+def early_stop_judged(history: list[float], *, epochs: int, patience: int) -> Convergence:
+    """How an early-stopped training ended: ``converged`` when the held-out error did not
+    improve over its last ``patience`` epochs, ``budget`` when it was still improving at the
+    last allowed epoch.
+
+    Examples
+    --------
+    >>> early_stop_judged([3.0, 2.0, 1.0, 1.5, 1.2], epochs=100, patience=2).stopped
+    'converged'
+    >>> early_stop_judged([3.0, 2.0, 1.0], epochs=3, patience=2).stopped
+    'budget'
+    """
+    tail = min(1.0, patience / max(1, len(history)))
+    return judge(history, budget=epochs, tail=tail, stopped_early=len(history) < epochs)
 
 
 def decoder_network(n_in: int, hidden: int, n_out: int, seed: int) -> Any:

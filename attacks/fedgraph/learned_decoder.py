@@ -15,18 +15,21 @@ rows are never among them, nor used to choose anything. Estimates are the member
 (:data:`~fedsec.protocols.fedgraph.tags.TEST_INPUTS`); the baseline gives every test row the
 mean of the pairs' inputs. Score with ``pixel-recovery``. ``info["convergence"]``: the closed
 form for ``ridge``; for ``mlp``, the held-out error per epoch judged by
-:func:`fedsec.convergence.judge` (``budget`` when it was still falling at the last epoch).
+:func:`~fedsec.attacks.fedgraph.inversion.early_stop_judged` (``budget`` when it was still
+falling at the last allowed epoch).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from fedsec import nn
+from fedsec.attacks.fedgraph.decoder_params import DecoderTraining
 from fedsec.attacks.fedgraph.decoders import decode, fit_mlp, fit_ridge
-from fedsec.attacks.fedgraph.inversion import embed, extractor_from
+from fedsec.attacks.fedgraph.inversion import early_stop_judged, embed, extractor_from
 from fedsec.attacks.fedgraph.observed import (
     AUXILIARY,
     LAYOUT,
@@ -35,14 +38,14 @@ from fedsec.attacks.fedgraph.observed import (
     no_pairs_reason,
     sent_matrix,
 )
-from fedsec.convergence import CLOSED_FORM, combine, judge
+from fedsec.convergence import CLOSED_FORM, combine
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int
+from fedsec.validation import check_choice, check_int
 from fedsec.view import View
 
 OWNER = "attack 'learned-decoder'"
@@ -59,40 +62,24 @@ class LearnedDecoder(Attack):
                "back into inputs.")
     paper = PAPER
     default_scorer = "pixel-recovery"
-    budget_params = ("epochs",)
+    budget_params = ("epochs", "patience")
     needs_any_tags = frozenset({tags.TEST_EMBEDDINGS})
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
+    class Params(DecoderTraining):
+        OWNER: ClassVar[str] = OWNER
+
         decoder: str = "ridge"
-        """ridge (closed form, penalty by cross-validation) or mlp (early-stopped MLP)."""
+        """ridge (closed form, penalty by cross-validation) or mlp (the early-stopped MLP;
+        ``hidden``, ``epochs``, ``patience``, ``validation``, ``lr`` and ``batch_size``
+        are its training)."""
         folds: int = 5
         """Cross-validation folds choosing the ridge penalty (ridge)."""
-        hidden: int = 512
-        """Units in each of the MLP's two hidden ReLU layers (mlp)."""
-        epochs: int = 200
-        """Epochs of Adam training the MLP at most (mlp)."""
-        lr: float = 0.001
-        """Adam learning rate of the MLP (mlp)."""
-        batch_size: int = 64
-        """Mini-batch size of the MLP's training (mlp)."""
-        validation: float = 0.2
-        """Share of the pairs held out to choose the MLP's epoch (mlp)."""
-        max_rows: int = 200
-        """Test embeddings decoded at most per client (the first ones sent)."""
-        seed: int = 0
-        """Seed of the folds, the held-out pairs, the MLP's weights and batch order (each
-        client adds its index)."""
 
         def __post_init__(self) -> None:
+            super().__post_init__()
             check_choice(self.decoder, owner=OWNER, name="decoder", choices=DECODERS)
-            for name in ("hidden", "epochs", "batch_size", "max_rows"):
-                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
             check_int(self.folds, owner=OWNER, name="folds", min_value=2)
-            check_int(self.seed, owner=OWNER, name="seed", min_value=0)
-            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
-            check_float(self.validation, owner=OWNER, name="validation", min_value=0.0,
-                        max_value=0.9, min_inclusive=False)
 
     def not_applicable(self, view: View) -> str | None:
         return super().not_applicable(view) or no_pairs_reason(view)
@@ -114,8 +101,9 @@ class LearnedDecoder(Attack):
                 else:
                     model = fit_mlp(pairs, aux, hidden=p.hidden, epochs=p.epochs, lr=p.lr,
                                     batch_size=p.batch_size, validation=p.validation,
-                                    seed=p.seed + i)
-                    records.append(judge(model.validation, budget=p.epochs))
+                                    patience=p.patience, seed=p.seed + i)
+                    records.append(early_stop_judged(list(model.validation), epochs=p.epochs,
+                                                     patience=p.patience))
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
                 assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
                 key = truth_key(name, "value", *tags.TEST_INPUTS.split("/"))

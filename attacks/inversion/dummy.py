@@ -174,7 +174,9 @@ def optimise(dummy: Dummy, objective: Callable[[], Any], *, method: str, steps: 
     with the learning rate divided by 10 at 3/8, 5/8 and 7/8 of ``steps``, on signed
     gradients if ``signed``.
     L-BFGS restarts without its curvature history when its line search fails, and stops
-    ("stalled") when it fails again right after a restart. The best point is tracked over
+    when it fails again right after a restart: no decrease along the gradient itself, a
+    stationary point at the objective's precision ("converged": more steps cannot move it,
+    other starts might). The best point is tracked over
     every evaluation of the objective; the history records the best objective after each
     step (non-finite when the objective diverged, which ends the run). Adam is judged over
     its last two phases (:data:`IG_TAIL`), L-BFGS over the default tail; a run whose
@@ -229,7 +231,8 @@ def optimise(dummy: Dummy, objective: Callable[[], Any], *, method: str, steps: 
             restarted = stalled
     first = history[0] if history and np.isfinite(history[0]) else 0.0
     record = judge(history, budget=int(steps), tail=IG_TAIL if method == "ig" else 0.2,
-                   floor=FLOOR * first, stopped_early=stopped_early)
+                   floor=FLOOR * first, stopped_early=stopped_early,
+                   stationary=method == "dlg")
     return (best[0], best[1]), record
 
 

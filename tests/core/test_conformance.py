@@ -30,7 +30,7 @@ QUICK: dict[str, dict[str, Any]] = {
 #: tests/benchmarks/bench_attack_strength.py do that).
 SMALL_BUDGET: dict[str, dict[str, Any]] = {
     "inverting-gradients": {"steps": 40, "restarts": 1},
-    "dlg": {"steps": 3}, "idlg": {"steps": 3}, "fedavg-inversion": {"steps": 3},
+    "dlg": {"steps": 3}, "idlg": {"steps": 3, "restarts": 1}, "fedavg-inversion": {"steps": 3},
     "embedding-inversion": {"steps": 50},
 }
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.

@@ -149,7 +149,7 @@ def alternating_descent(
         X, stopped_early = _fit(values, known, dim, rng, max_iter, tol, init, progress)
     if on_convergence is not None:
         on_convergence(judge(history_of(progress), budget=max_iter, floor=tol**2,
-                             stopped_early=stopped_early))
+                             stopped_early=stopped_early, stationary=True))
     return edm(X)
 
 

@@ -118,7 +118,7 @@ def rank_alternation(
                 break
     if on_convergence is not None:
         on_convergence(judge(history_of(progress), budget=max_iter, floor=tol,
-                             stopped_early=stopped_early))
+                             stopped_early=stopped_early, stationary=True))
     return current
 
 

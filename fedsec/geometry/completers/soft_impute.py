@@ -145,7 +145,7 @@ def soft_impute(
                 break
             best, kept = estimate, (solver.history, solver.stopped_early)
     if on_convergence is not None:
-        on_convergence(judge(kept[0], budget=max_iter, stopped_early=kept[1]))
+        on_convergence(judge(kept[0], budget=max_iter, stopped_early=kept[1], stationary=True))
     return finish_edm(np.where(observed, M, best))
 
 

@@ -83,7 +83,7 @@ def test_an_inverse_network_on_embeddings_unrelated_to_the_inputs_stays_at_the_b
     X, X_new = rng.uniform(-1, 1, size=(300, 20)), rng.uniform(-1, 1, size=(100, 20))
     with nn.deterministic(0):
         f, _ = fit_inverse(rng.normal(size=(300, 8)), X, hidden=64, epochs=30, lr=0.001,
-                        batch_size=32, seed=0)
+                           batch_size=32, validation=0.2, patience=10, seed=0)
         guess = apply_inverse(f, rng.normal(size=(100, 8)))
     mse = float(np.mean((guess - X_new) ** 2))
     baseline = float(np.mean((X.mean(axis=0) - X_new) ** 2))

@@ -72,7 +72,7 @@ def test_embeddings_independent_of_the_inputs_leave_a_decoder_at_its_baseline(
     with nn.deterministic(0):
         model = (fit_ridge(E, X, folds=5, seed=0) if decoder == "ridge" else
                  fit_mlp(E, X, hidden=64, epochs=30, lr=0.001, batch_size=32,
-                         validation=0.2, seed=0))
+                         validation=0.2, patience=10, seed=0))
         guess = decode(model, E_new)
     mse = float(np.mean((guess - X_new) ** 2))
     baseline = float(np.mean((X.mean(axis=0) - X_new) ** 2))
@@ -86,3 +86,22 @@ def test_ridge_chooses_its_penalty_on_the_pairs_a_small_one_for_a_clean_linear_m
     noise = fit_ridge(rng.normal(size=(200, 10)), X, folds=5, seed=0)
     assert clean.chosen < noise.chosen
     assert min(clean.validation) < 1e-3 < min(noise.validation)
+
+
+def test_early_stopping_ends_training_once_the_held_out_error_stops_improving() -> None:
+    from fedsec.attacks.fedgraph.inversion import early_stop_judged
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(200, 4))
+    E = np.tanh(X @ rng.normal(size=(4, 6)))
+    with nn.deterministic(0):
+        model = fit_mlp(E, X, hidden=32, epochs=5000, lr=0.01, batch_size=32,
+                        validation=0.2, patience=15, seed=0)
+    history = list(model.validation)
+    best = int(np.argmin(history))
+    assert len(history) < 5000  # stopped by patience, far before the cap
+    assert len(history) - 1 - best == 15  # exactly patience epochs after the best
+    assert model.chosen == best + 1  # the best held-out epoch is what is kept
+    assert early_stop_judged(history, epochs=5000, patience=15).stopped == "converged"
+    assert early_stop_judged(history[:best + 1], epochs=best + 1,
+                             patience=15).stopped == "budget"

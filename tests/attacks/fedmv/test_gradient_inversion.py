@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 
 Tiny = Callable[..., RunResult]
 #: Budgets small enough for a test, large enough for the tiny case.
-FAST: dict[str, dict[str, object]] = {"dlg": {"steps": 40}, "idlg": {"steps": 40},
+FAST: dict[str, dict[str, object]] = {"dlg": {"steps": 40}, "idlg": {"steps": 40, "restarts": 1},
                                       "inverting-gradients": {"steps": 300, "restarts": 1}}
 
 
