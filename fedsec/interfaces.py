@@ -28,6 +28,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from fedsec.view import View
 
 
+#: The kinds of estimate an attack's Reconstruction can hold (:attr:`Attack.produces`) and a
+#: scorer can score (:attr:`Scorer.reads`), each in words: an audit refuses a scorer that cannot
+#: read what its attack recovers before any run starts.
+ESTIMATE_KINDS: Mapping[str, str] = {
+    "values": "values keyed and shaped like the truth, compared entry by entry, such as a "
+              "party's vector or a Gram block",
+    "rows": "records, one row per record in the party's own order",
+    "unordered-rows": "records in an unknown row order",
+    "basis": "a basis of a private block's column space",
+    "binary-columns": "0/1 columns found among a block's",
+    "sequences": "sequences in no particular order",
+    "labels": "class labels",
+}
+
+
 class Protocol(Component, ABC):
     """A federated protocol: runs among the parties of a Federation.
 
@@ -171,10 +186,14 @@ class Attack(Component, ABC):
     (``tests/benchmarks/bench_attack_strength.py``)."""
     starts_params: ClassVar[tuple[str, ...]] = ()
     """The integer parameters that set how many starting points it tries (restarts)."""
+    produces: ClassVar[str] = ""
+    """The kind of estimate its Reconstruction holds (a key of :data:`ESTIMATE_KINDS`); empty:
+    any kind its default scorer reads, so only a scorer reading all of them is sure to fit."""
 
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
         return {"default_scorer": cls.default_scorer, "needs_tags": sorted(cls.needs_tags),
+                "produces": cls.produces,
                 "closed_form": cls.closed_form, "budget_params": list(cls.budget_params),
                 "needs_any_tags": sorted(cls.needs_any_tags),
                 "needs_knowledge": sorted(cls.needs_knowledge)}
@@ -278,6 +297,13 @@ class Scorer(Component, ABC):
     kind = "scorer"
     glossary: ClassVar[Mapping[str, str]] = {}
     recovers: ClassVar[str] = "{what}"
+    reads: ClassVar[frozenset[str]] = frozenset()
+    """The kinds of estimate it can score (keys of :data:`ESTIMATE_KINDS`); empty: any (a scorer
+    that declares nothing is not checked against its attacks)."""
+
+    @classmethod
+    def capabilities(cls) -> dict[str, Any]:
+        return {"reads": sorted(cls.reads), "metrics": sorted(cls.glossary)}
 
     @abstractmethod
     def score(self, reconstruction: Reconstruction,
@@ -285,5 +311,5 @@ class Scorer(Component, ABC):
         """Leakage metrics, each next to its naive baseline."""
 
 
-__all__ = ["Attack", "Component", "Defense", "MaskingBackend", "Protocol", "Scorer",
-           "apply_transforms", "check_operations"]
+__all__ = ["ESTIMATE_KINDS", "Attack", "Component", "Defense", "MaskingBackend", "Protocol",
+           "Scorer", "apply_transforms", "check_operations"]

@@ -10,7 +10,7 @@ from typing import Any
 from fedsec import registry
 from fedsec.audit.grid import AttackSpec, Cell
 from fedsec.errors import FedsecError, UnknownNameError
-from fedsec.interfaces import Attack, Protocol
+from fedsec.interfaces import ESTIMATE_KINDS, Attack, Protocol, Scorer
 from fedsec.plan import RunConfig, plan
 from fedsec.plugin_registry import SearchPath
 from fedsec.threat import ThreatModel
@@ -123,6 +123,58 @@ def why_not(attack_cls: type[Attack], protocol_cls: type[Protocol]) -> str:
     if attack_cls.needs_any_tags and not attack_cls.needs_any_tags & exposes:
         return f"{protocol_cls.name} exposes none of {', '.join(sorted(attack_cls.needs_any_tags))}"
     return f"{attack_cls.name} declares it does not apply to {protocol_cls.name}"
+
+
+def estimate_kinds(attack_cls: type[Attack], search: SearchPath = ()) -> frozenset[str]:
+    """What ``attack_cls`` may recover: its declared kind, else every kind its default scorer
+    reads (empty: unknown)."""
+    if attack_cls.produces:
+        return frozenset({attack_cls.produces})
+    default = lookup("scorer", attack_cls.default_scorer, search=search)
+    return frozenset(getattr(default, "reads", frozenset()))
+
+
+def scorer_misfit(attack_cls: type[Attack], scorer_cls: type[Scorer],
+                  search: SearchPath = (), *, option: str = "") -> str | None:
+    """Why ``scorer_cls`` cannot score what ``attack_cls`` recovers, from what both declare
+    (:attr:`Attack.produces`, :attr:`Scorer.reads`), naming the scorers that can (each after
+    ``option``, such as ``"--scorer "``); None when it can, or when either declares nothing.
+
+    Examples
+    --------
+    >>> from fedsec import registry
+    >>> scorer_misfit(registry.get("attack", "multilateration"),
+    ...               registry.get("scorer", "reconstruction-error")) is None
+    True
+    """
+    kinds = estimate_kinds(attack_cls, search)
+    if not scorer_cls.reads or not kinds or kinds <= scorer_cls.reads:
+        return None
+    fitting = []
+    for name in registry.names("scorer"):
+        other = lookup("scorer", name, search=search)
+        if other is not None and other.reads and kinds <= other.reads:
+            fitting.append(f"{option}{name} (its default)" if name == attack_cls.default_scorer
+                           else f"{option}{name}")
+    fitting.sort(key=lambda name: not name.endswith("(its default)"))
+    missing = " or ".join(f"{kind!r} ({ESTIMATE_KINDS.get(kind, 'declared by the attack')})"
+                          for kind in sorted(kinds - scorer_cls.reads))
+    return (f"scorer {scorer_cls.name!r} cannot score what {attack_cls.name!r} recovers: it "
+            f"reads {', '.join(map(repr, sorted(scorer_cls.reads)))}, not {missing}; use "
+            + (" or ".join(fitting) if fitting else "a scorer that reads it"))
+
+
+def check_scorers(attacks: Sequence[AttackSpec], *, search: SearchPath,
+                  problems: list[str]) -> None:
+    """Each attack's scorer must read the kind of estimate the attack recovers."""
+    for attack in attacks:
+        acls = lookup("attack", attack.name, search=search)
+        scls = lookup("scorer", attack.scorer, search=search)
+        if acls is None or scls is None:
+            continue
+        why = scorer_misfit(acls, scls, search)
+        if why is not None:
+            problems.append(f"attacks ({attack.name}): {why}")
 
 
 def check_threats(protocols: Mapping[str, type[Protocol]], dataset: Any, partition: Any,

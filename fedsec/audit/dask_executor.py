@@ -21,6 +21,9 @@ What a worker needs, besides fedsec, distributed and the same library versions:
 
 Something missing on a worker fails the cells it ran with the worker's own error, recorded in
 their files; the others run on, and rerunning the audit retries only the failed ones.
+
+Stopping the client (Ctrl-C, SIGTERM: :mod:`fedsec.cli.signals`) cancels the audit's tasks on
+the scheduler and stops a local cluster before the command ends; a remote cluster stays up.
 """
 
 from __future__ import annotations

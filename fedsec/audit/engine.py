@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 import shlex
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,8 @@ def is_done(out_dir: Path, cell: Cell) -> bool:
 
 
 def rerun_command(spec: AuditSpec, out_dir: Path, cell: Cell) -> str:
-    """The one command that reruns this cell alone."""
+    """The one command that reruns this cell alone (``--cell ID`` runs it again even when its
+    result is stored, and replaces that result)."""
     return " ".join(["fedsec", "audit", shlex.quote(spec.source), "--out",
                      shlex.quote(str(out_dir)), "--cell", cell.id])
 
@@ -60,7 +63,8 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
     """Run every cell not already done; returns the results of all cells of the grid.
 
     Each result is written to ``OUT/cells/ID.json`` (atomically) as soon as it
-    is known, so an interrupted audit resumes where it stopped. ``progress`` gets a line of
+    is known, so an interrupted audit resumes where it stopped; ``only`` (a cell's id) runs that
+    cell again, finished or not, and replaces its result. ``progress`` gets a line of
     text per finished cell; with ``on_progress`` each finished cell is instead a
     :class:`~fedsec.progress.Progress` over every cell of the grid (cells done before a resume
     count as done), its line as the note.
@@ -69,12 +73,15 @@ def run_audit(spec: AuditSpec, out_dir: str | os.PathLike[str], *, jobs: int = 1
     or ``"dask"``: the cells run on the Dask scheduler at ``scheduler``
     (``tcp://HOST:PORT``), or on a local cluster of ``jobs`` workers
     (:mod:`fedsec.audit.dask_executor`; the ``dask`` extra).
+
+    An exception here (``KeyboardInterrupt`` among them) stops the workers and the cluster it
+    started, and releases the folder, before it propagates; finished cells stay.
     """
     check_executor(executor, scheduler)
     thread_limit()  # a bad FEDSEC_THREADS is refused before anything runs
     with hold(out_dir, "fedsec audit") as out:
-        return _run_audit(spec, out, jobs=jobs, executor=executor, scheduler=scheduler,
-                          only=only, progress=progress, on_progress=on_progress)
+        return run_cells(spec, out, jobs=jobs, executor=executor, scheduler=scheduler,
+                         only=only, progress=progress, on_progress=on_progress)
 
 
 def check_executor(executor: str, scheduler: str | None) -> None:
@@ -93,10 +100,12 @@ def check_executor(executor: str, scheduler: str | None) -> None:
                                   'pip install "fedsec[dask]".') from None
 
 
-def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
-               scheduler: str | None, only: str | None,
-               progress: Callable[[str], None] | None,
-               on_progress: ProgressHook | None) -> list[dict[str, Any]]:
+def run_cells(spec: AuditSpec, out: Path, *, jobs: int = 1, executor: str = "local",
+              scheduler: str | None = None, only: str | None = None,
+              progress: Callable[[str], None] | None = None,
+              on_progress: ProgressHook | None = None) -> list[dict[str, Any]]:
+    """:func:`run_audit` in a folder this process already holds (:func:`fedsec.outdir.hold`),
+    so that the caller can build the report before letting it go."""
     say = progress or (lambda _m: None)
     (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
     write_json(out / SCENARIO_FILE, {"source": spec.source, "name": spec.name,
@@ -108,25 +117,41 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
         if not cells:
             raise ValidationError(f"No cell {only!r} in {spec.source}; the ids are printed by "
                                   "'fedsec audit' and stored in the result files.")
-    todo = [c for c in cells if not is_done(out, c)]
+    todo = cells if only is not None else [c for c in cells if not is_done(out, c)]
     warm_up = _WarmUp(len(todo), 0 if scheduler is not None else max(jobs, 1))
     already = len(cells) - len(todo)
     where = (f"with {jobs} job(s)" if executor == "local"
              else f"on Dask ({jobs} local worker(s))" if scheduler is None
              else f"on the Dask scheduler at {scheduler}")
-    say(f"{len(cells)} cells, {already} already done, {len(todo)} to run {where}")
-    started = time.perf_counter()
+    again = (f" (cell {only} ran before: its result is replaced)"
+             if only is not None and is_done(out, cells[0]) else "")
+    say(f"{len(cells)} cells, {already} already done, {len(todo)} to run {where}{again}")
     if on_progress is not None and todo:
         on_progress(Progress("audit", already, len(cells), "cell", resumed=already))
-    results = (_results(spec, out, todo, jobs) if executor == "local"
-               else _dask_results(spec, out, todo, jobs, scheduler))
+    try:  # closed on any exception too: that stops the workers, or the cluster, at once
+        with contextlib.closing(_results(spec, out, todo, jobs) if executor == "local"
+                                else _dask_results(spec, out, todo, jobs, scheduler)) as results:
+            _collect(results, out, todo, len(cells), already, say, on_progress, warm_up)
+        warm_up.finished(len(todo))
+    finally:
+        # never leave it drawing in native code while the report starts or the process exits
+        warm_up.join()
+    return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
+            if cell_path(out, c).is_file()]
+
+
+def _collect(results: Iterator[dict[str, Any]], out: Path, todo: list[Cell], n_cells: int,
+             already: int, say: Callable[[str], None], on_progress: ProgressHook | None,
+             warm_up: _WarmUp) -> None:
+    """Write each result as it arrives, and say so."""
+    started = time.perf_counter()
     for i, result in enumerate(results, start=1):
         warm_up.finished(i)
         cell = next(c for c in todo if c.id == result["cell"])
         write_json(cell_path(out, cell), result)
         status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
         if on_progress is not None:
-            on_progress(Progress("audit", already + i, len(cells), "cell", resumed=already,
+            on_progress(Progress("audit", already + i, n_cells, "cell", resumed=already,
                                  note=cell_line(cell, status, result["seconds"])))
             continue
         elapsed = time.perf_counter() - started
@@ -134,11 +159,6 @@ def _run_audit(spec: AuditSpec, out: Path, *, jobs: int, executor: str,
         say(f"[{i}/{len(todo)}] {cell_line(cell, status, result['seconds'])[:-1]}, "
             f"{elapsed:.0f} s elapsed"
             + (f", about {left:.0f} s left)" if i < len(todo) else ")"))
-    warm_up.finished(len(todo))
-    # never leave it drawing in native code while the report starts or the process exits
-    warm_up.join()
-    return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
-            if cell_path(out, c).is_file()]
 
 
 def cell_line(cell: Cell, status: str, seconds: float) -> str:
@@ -169,7 +189,9 @@ class _WarmUp:
             self._thread.start()
 
     def join(self) -> None:
-        self._thread.join()
+        """Wait for it, if it started."""
+        if self._thread.ident:
+            self._thread.join()
 
 
 def _prepare_plotting() -> None:
@@ -192,7 +214,7 @@ def _prepare_plotting() -> None:
 
 
 def _results(spec: AuditSpec, out: Path, todo: list[Cell],
-             jobs: int) -> Iterator[dict[str, Any]]:
+             jobs: int) -> Generator[dict[str, Any], None, None]:
     """Each cell's result, in the order they finish.
 
     Workers are forked on Linux (fast: they share the parent's imports), unless PyTorch is
@@ -206,16 +228,38 @@ def _results(spec: AuditSpec, out: Path, todo: list[Cell],
     fork = sys.platform.startswith("linux") and "torch" not in sys.modules
     method = "fork" if fork else "spawn"
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(dict(spec.raw), spec.source, spec.base_dir)) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                               initargs=(dict(spec.raw), spec.source, spec.base_dir,
+                                         os.getpid()))
+    try:
         futures = [pool.submit(_run_in_worker, cell.id, rerun_command(spec, out, cell))
                    for cell in todo]
         for future in as_completed(futures):
             yield future.result()
+    except BaseException:  # interrupted, terminated, or closed early: stop the cells now
+        stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def stop_workers(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
+    """Cancel what has not started, end the running cells (SIGTERM, then SIGKILL after
+    ``grace`` seconds) and wait for every worker to be gone."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def _dask_results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int,
-                  scheduler: str | None) -> Iterator[dict[str, Any]]:
+                  scheduler: str | None) -> Generator[dict[str, Any], None, None]:
     if not todo:  # nothing to start a cluster for
         return
     from fedsec.audit.dask_executor import dask_results
@@ -224,14 +268,19 @@ def _dask_results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int,
     yield from dask_results(spec, todo, jobs=jobs, scheduler=scheduler, commands=commands)
 
 
-def _init_worker(raw: dict[str, Any], source: str, base_dir: str) -> None:
+def _init_worker(raw: dict[str, Any], source: str, base_dir: str, parent: int) -> None:
     """Each worker parses the scenario once (finding its ``module:Class`` components beside
     it) and uses one thread for linear algebra.
 
     The workers keep every core busy, so no helper thread prepares transcript
-    memory ahead either.
+    memory ahead either. The parent decides when to stop: a worker ignores the terminal's
+    Ctrl-C, ends at once on SIGTERM (which the parent sends), and on Linux gets SIGTERM when
+    the parent dies, however it dies.
     """
     global _WORKER_SPEC
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _end_with_parent(parent)
     try:
         from threadpoolctl import threadpool_limits
 
@@ -239,6 +288,22 @@ def _init_worker(raw: dict[str, Any], source: str, base_dir: str) -> None:
     except ImportError:  # pragma: no cover
         pass
     _WORKER_SPEC = parse_spec(raw, source=source, base_dir=base_dir)
+
+
+def _end_with_parent(parent: int) -> None:
+    """Ask Linux to send this process SIGTERM when its parent ends (no orphan keeps running
+    a cell); elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - no prctl
+        return
+    if os.getppid() != parent:  # the parent ended before the request
+        os._exit(1)
 
 
 def _run_in_worker(cell_id: str, command: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
 import re
@@ -12,6 +13,9 @@ from typing import Any
 from fedsec.errors import ValidationError
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+#: What every scorer's summary may carry besides the metrics its glossary defines; the
+#: advantage is the one metric every report reads.
+SHARED_METRICS = frozenset({"advantage", "n_targets", "epsilon"})
 _PATTERN = re.compile(r"^\s*leakage\.([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$")
 
 
@@ -66,6 +70,50 @@ class Gate:
                 if _OPS[self.op](value, self.value)]
 
 
+def declared_metrics(scorers: Iterable[type]) -> set[str] | None:
+    """The metrics the scorers declare (their glossaries, each with its ``baseline_`` twin, and
+    :data:`SHARED_METRICS`); None when one of them declares none (it is checked after the
+    audit, against what it reported)."""
+    known = set(SHARED_METRICS)
+    for scorer in scorers:
+        glossary = getattr(scorer, "glossary", None)
+        if not glossary:
+            return None
+        known |= set(glossary) | {f"baseline_{name}" for name in glossary
+                                  if name != "advantage"}
+    return known
+
+
+def check_gates(gates: Iterable[Gate], scorers: Iterable[type]) -> None:
+    """Refuse, before anything runs, a gate on a metric none of ``scorers`` declares
+    (:func:`declared_metrics`), suggesting the nearest.
+
+    Examples
+    --------
+    >>> from fedsec import registry
+    >>> scorers = [registry.get("scorer", "reconstruction-error")]
+    >>> check_gates([Gate.parse("leakage.fraction_recovered > 0.5")], scorers)  # known: passes
+    >>> try:
+    ...     check_gates([Gate.parse("leakage.advantge > 0.5")], scorers)
+    ... except ValidationError as error:
+    ...     print("Did you mean 'advantage'?" in str(error))
+    True
+    """
+    known = declared_metrics(list(scorers))
+    if known is None:
+        return
+    for gate in gates:
+        if gate.metric not in known:
+            _unknown(gate, known)
+
+
+def _unknown(gate: Gate, known: set[str]) -> None:
+    close = difflib.get_close_matches(gate.metric, sorted(known), n=2)
+    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    raise ValidationError(f"--fail-if '{gate}': the audit's scorers report no metric "
+                          f"{gate.metric!r}.{hint} They report: {', '.join(sorted(known))}.")
+
+
 def reported_metrics(cells: Iterable[Mapping[str, Any]]) -> set[str]:
     """The numeric leakage metrics the audit's scorers produced."""
     return {name for cell in cells for attack in cell.get("attacks", [])
@@ -109,10 +157,7 @@ def evaluate(gates: Iterable[Gate], cells: Sequence[Mapping[str, Any]]) -> tuple
     known = reported_metrics(cells)
     for gate in gates:
         if known and gate.metric not in known:
-            raise ValidationError(
-                f"--fail-if '{gate}': the audit's scorers report no metric {gate.metric!r}; "
-                f"they report: {', '.join(sorted(known))}."
-            )
+            _unknown(gate, known)
         if not gate.measured(cells):
             lines.append(f"gate measured nothing: --fail-if '{gate}' found no value of "
                          f"{gate.metric!r} in any run (every attack failed, did not apply, or "

@@ -9,7 +9,7 @@ A scenario is a TOML file::
     dataset = "iris"                             # or datasets = ["iris", "wine"]
     partition = "hybrid:cohorts=2,groups=2"     # or a table
     backends = ["plain", "noise", "ckks"]
-    seeds = [0, 1]                               # or repetitions = 3 (seeds 0, 1, 2)
+    seeds = [0, 1]                               # or repetitions = 3 (seeds 0, 1, 2); not both
     split_seed = 0                               # optional: one split for every seed, or
                                                  # split_file = "paper.json" (test rows)
 
@@ -34,9 +34,11 @@ A scenario is a TOML file::
     [report]                                     # optional: the metric the sweep and
     metric = "distance_error"                    # defence plots show (default: advantage)
 
-Every problem is collected and reported at once: unknown names (with the
-valid ones), bad parameters, attacks that apply to none of the protocols and
-why, backends lacking operations a protocol needs, defences that do not apply,
+Every problem is collected and reported at once (the message lists the first
+:data:`MAX_LISTED`): unknown names (with the valid ones), bad parameters, keys
+given twice (``seeds`` and ``repetitions``), attacks that apply to none of the
+protocols and why, scorers that cannot read what their attack recovers,
+backends lacking operations a protocol needs, defences that do not apply,
 threat models naming unknown parties. Every run of the grid is planned
 (:func:`fedsec.plan.plan`) exactly as ``fedsec run`` would plan it.
 
@@ -60,8 +62,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-import numpy as np
-
 from fedsec import registry
 from fedsec.audit.checks import (
     check_attacks_apply,
@@ -69,35 +69,45 @@ from fedsec.audit.checks import (
     check_defenses_apply,
     check_report,
     check_runs,
+    check_scorers,
     check_threats,
     lookup,
     split_choice,
 )
 from fedsec.audit.examples import MAX_SHOW
-from fedsec.audit.grid import AttackSpec, Cell
+from fedsec.audit.grid import MAX_SWEEP_VALUES, AttackSpec, Cell, seed_list, sweep_values
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.plugin_registry import SearchPath
 from fedsec.threat import ThreatModel
 
-__all__ = ["AttackSpec", "AuditSpec", "AuditSpecError", "Cell", "load_spec", "parse_spec"]
+__all__ = ["MAX_SWEEP_VALUES", "AttackSpec", "AuditSpec", "AuditSpecError", "Cell", "load_spec",
+           "parse_spec"]
 
 AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "datasets", "partition",
               "backends",
               "backend", "seeds", "repetitions", "scaling", "test_size", "backend_params",
               "split_file", "split_seed"}
 TOP_KEYS = {"audit", "params", "sweep", "defenses", "attacks", "report"}
-#: The largest sweep of one parameter, and the largest grid, an audit accepts.
-MAX_SWEEP_VALUES = 10_000
+#: Keys that say the same thing two ways: a scenario gives one of each pair.
+CONFLICTING_KEYS = (("seeds", "repetitions"), ("protocols", "protocol"), ("datasets", "dataset"),
+                    ("backends", "backend"))
+#: The largest grid an audit accepts (the largest sweep is :data:`MAX_SWEEP_VALUES`).
 MAX_CELLS = 100_000
+#: The problems an error message lists; ``AuditSpecError.problems`` keeps every one.
+MAX_LISTED = 20
 
 
 class AuditSpecError(ValidationError):
-    """A scenario with problems; ``problems`` lists every one."""
+    """A scenario with problems; ``problems`` lists every one, the message the first
+    :data:`MAX_LISTED`, one a line, and how many more there are."""
 
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"{source} has {len(problems)} problem(s):\n{lines}")
+        lines = [f"  - {p}" for p in problems[:MAX_LISTED]]
+        if len(problems) > MAX_LISTED:
+            lines.append(f"  ... and {len(problems) - MAX_LISTED:,} more (fix these and "
+                         "validate again)")
+        super().__init__(f"{source} has {len(problems):,} problem(s):\n" + "\n".join(lines))
 
 
 @dataclass(frozen=True)
@@ -184,13 +194,18 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
     audit = dict(raw.get("audit", {}))
     for key in sorted(set(audit) - AUDIT_KEYS):
         problems.append(f"unknown key audit.{key}; valid keys: {', '.join(sorted(AUDIT_KEYS))}")
+    for first, second in CONFLICTING_KEYS:
+        if audit.get(first) is not None and audit.get(second) is not None:
+            problems.append(f"audit.{first} and audit.{second} conflict: give one of them "
+                            + ("(seeds lists the seeds; repetitions = N means seeds 0 to N-1)"
+                               if first == "seeds" else f"({first} takes a list of names)"))
     protocols = _names(audit, "protocols", "protocol", "protocol", problems)
     backends = _names(audit, "backends", "backend", "backend", problems) or ["plain"]
     datasets = _names(audit, "datasets", "dataset", "dataset", problems)
     for dataset in datasets:
         check_dataset(dataset, problems)
-    seeds = _seeds(audit, problems)
-    sweep = {k: _values(k, v, problems) for k, v in dict(raw.get("sweep", {})).items()}
+    seeds = seed_list(audit, problems)
+    sweep = {k: sweep_values(k, v, problems) for k, v in dict(raw.get("sweep", {})).items()}
     defenses = _defenses(raw.get("defenses", []), search, problems)
     size = math.prod([len(protocols), len(datasets), len(backends), len(defenses) + 1,
                       len(seeds), *(len(v) for v in sweep.values())])
@@ -231,6 +246,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
                problems=problems)
     check_defenses_apply(defenses, list(classes.values()), search=search, problems=problems)
     check_attacks_apply(attacks, list(classes.values()), search=search, problems=problems)
+    check_scorers(attacks, search=search, problems=problems)
     check_report(raw.get("report"), attacks, search=search, problems=problems)
     for dataset in datasets:
         check_threats(classes, dataset, spec.partition, attacks, problems)
@@ -260,62 +276,6 @@ def _names(audit: Mapping[str, Any], plural: str, singular: str, kind: str,
 
 def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
-
-
-def _seeds(audit: Mapping[str, Any], problems: list[str]) -> list[int]:
-    if "seeds" in audit:
-        seeds = audit["seeds"]
-        if (not isinstance(seeds, list) or not seeds
-                or not all(isinstance(s, int) and s >= 0 for s in seeds)):
-            problems.append(f"audit.seeds must be a non-empty list of ints >= 0; got {seeds!r}")
-            return [0]
-        return list(seeds)
-    repetitions = audit.get("repetitions", 1)
-    if not isinstance(repetitions, int) or repetitions < 1:
-        problems.append(f"audit.repetitions must be an int >= 1; got {repetitions!r}")
-        return [0]
-    return list(range(repetitions))
-
-
-def _values(name: str, value: Any, problems: list[str]) -> list[Any]:
-    """A sweep: a list, or a range table {start, stop, step} / {start, stop, num}."""
-    if isinstance(value, list):
-        if not value:
-            problems.append(f"sweep.{name} is an empty list")
-        return value
-    if isinstance(value, Mapping) and {"start", "stop"} <= set(value):
-        start, stop = value["start"], value["stop"]
-        bounds = [start, stop, value.get("step", 1), value.get("num", 1)]
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                   and math.isfinite(v) for v in bounds):
-            problems.append(f"sweep.{name} range {dict(value)} needs finite numbers for start, "
-                            "stop and step or num")
-            return []
-        if "num" in value:
-            num = int(value["num"])
-            if num < 1:
-                problems.append(f"sweep.{name} asks for {num} values; num must be at least 1")
-                return []
-            if num > MAX_SWEEP_VALUES:
-                problems.append(f"sweep.{name} asks for {num:,} values; at most "
-                                f"{MAX_SWEEP_VALUES:,} per parameter")
-                return []
-            points = np.linspace(start, stop, num)
-            return [int(p) if isinstance(start, int) and isinstance(stop, int) else float(p)
-                    for p in points]
-        step = value.get("step", 1)
-        if step and (stop - start) / step + 1 > MAX_SWEEP_VALUES:
-            problems.append(f"sweep.{name} range {dict(value)} has more than "
-                            f"{MAX_SWEEP_VALUES:,} values")
-            return []
-        values, current = [], start
-        while (step > 0 and current <= stop) or (step < 0 and current >= stop):
-            values.append(current)
-            current += step
-        if not values:
-            problems.append(f"sweep.{name} range {dict(value)} is empty")
-        return values
-    return [value]
 
 
 def _defenses(entries: Iterable[Any], search: SearchPath,

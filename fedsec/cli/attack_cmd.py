@@ -7,10 +7,12 @@ the parser is built without them (see :mod:`fedsec.cli.main`).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from fedsec.cli.output import table
 from fedsec.cli.progress import Display
 from fedsec.errors import FedsecError, TranscriptError, ValidationError
 from fedsec.params import parse_assignments
@@ -31,7 +33,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--truth", metavar="DIR", help="run directory whose private store scores "
                                                   "the attack")
     p.add_argument("--scorer", help="scorer name (default: the attack's own)")
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the whole outcome as JSON: every score, per target, and the "
+                        "attack's facts (the default is a short summary)")
     p.set_defaults(handler=handle)
 
 
@@ -61,6 +65,16 @@ def handle(args: argparse.Namespace) -> int:
     attack = registry.create("attack", args.attack,
                              parse_assignments(args.params, what="Attack parameter"))
     attack.check(view)
+    scorer, truth_path = None, None
+    if args.truth is not None:  # everything about scoring is checked before the attack runs
+        truth_path = Path(args.truth) / PRIVATE_FILE
+        if not truth_path.is_file():
+            raise ValidationError(f"--truth {args.truth}: no {PRIVATE_FILE} there; pass the "
+                                  "directory 'fedsec run --out' wrote.")
+        if head:
+            check_same_run(truth_path, head)
+        scorer = registry.create("scorer", args.scorer or attack.default_scorer)
+        _check_scorer(attack, scorer)
     display = None if args.json else Display()
     if display is not None:
         attack.progress_hook = display.update
@@ -72,17 +86,12 @@ def handle(args: argparse.Namespace) -> int:
     outcome: dict[str, Any] = {
         "transcript": str(path), "integrity": report.to_dict(), "attack": attack.describe(),
         "threat": str(view.threat), "knowledge_loaded": private is not None,
+        "messages_observed": len(view.messages),
         "reconstruction": reconstruction.to_dict(redact=True),
         "convergence": of_attack(reconstruction.info, type(attack).closed_form),
     }
-    if args.truth is not None:
-        truth_path = Path(args.truth) / PRIVATE_FILE
-        if not truth_path.is_file():
-            raise ValidationError(f"--truth {args.truth}: no {PRIVATE_FILE} there; pass the "
-                                  "directory 'fedsec run --out' wrote.")
-        if head:
-            check_same_run(truth_path, head)
-        scorer = registry.create("scorer", args.scorer or attack.default_scorer)
+    if scorer is not None and truth_path is not None:
+        outcome["scorer"] = scorer.name
         try:
             outcome["scores"] = scorer.score(reconstruction, load_private(truth_path))
         except FedsecError:
@@ -96,15 +105,137 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome)
         return 0
-    info = ", ".join(f"{k}={v}" for k, v in reconstruction.info.items() if k != "convergence")
-    print(f"{attack.name} as {view.threat}: {len(view.messages)} messages observed; {info}")
-    print("  " + convergence_line(outcome["convergence"]))
-    scores = outcome.get("scores")
-    if scores is None:
-        print("  not scored (pass --truth DIR to score against the run's private store)")
-        return 0
-    print("  " + format_scores(scores))
+    import numpy as np
+
+    shapes = {key: "x".join(map(str, np.shape(value)))
+              for key, value in reconstruction.estimates.items()}
+    glossary = tuple(getattr(type(scorer), "glossary", {}))
+    print("\n".join(summary_lines(outcome, shapes, glossary)))
     return 0
+
+
+def _check_scorer(attack: Any, scorer: Any) -> None:
+    """Refuse a scorer that cannot read what the attack recovers, before the attack runs."""
+    from fedsec.audit.checks import scorer_misfit
+
+    why = scorer_misfit(type(attack), type(scorer), option="--scorer ")
+    if why is not None:
+        raise ValidationError(why[0].upper() + why[1:] + ".")
+
+
+#: the score columns the summary shows at most (every metric is in --json)
+MAX_METRICS = 3
+#: the targets the summary lists at most
+MAX_TARGETS = 12
+
+
+def summary_lines(outcome: dict[str, Any], shapes: dict[str, str] | None = None,
+                  glossary: tuple[str, ...] = ()) -> list[str]:
+    """What ``fedsec attack`` prints: who attacked what, one row per target (its main scores
+    next to the baseline's, in the scorer's ``glossary`` order, and the advantage), how the
+    attack ended, its scalar facts; the details are under ``--json``.
+
+    Examples
+    --------
+    >>> outcome = {"attack": {"name": "demo"}, "threat": "server", "messages_observed": 3,
+    ...            "reconstruction": {"targets": ["a/X"], "info": {"rank": 2}},
+    ...            "convergence": {"stopped": "closed-form", "converged": True},
+    ...            "scorer": "s", "scores": {"n_targets": 1, "error": 0.0,
+    ...            "baseline_error": 0.5, "advantage": 1.0,
+    ...            "per_target": {"a/X": {"error": 0.0, "baseline_error": 0.5}}}}
+    >>> print("\\n".join(summary_lines(outcome)))
+    demo as server: 3 messages observed, 1 target, scored by s
+    target         error  advantage
+    -----------  -------  ---------
+    a/X          0 (0.5)
+    all targets  0 (0.5)          1
+    (in brackets: the naive baseline's value)
+    convergence: converged (closed form)
+    facts: rank=2
+    details: --json
+    """
+    name = outcome["attack"]["name"]
+    targets = sorted(outcome["reconstruction"]["targets"], key=_natural)
+    scores = outcome.get("scores")
+    head = (f"{name} as {outcome['threat']}: {outcome['messages_observed']} messages observed, "
+            f"{len(targets)} target{'s' if len(targets) != 1 else ''}")
+    if scores is None:
+        lines = [f"{head}, not scored (pass --truth DIR to score against the run's private "
+                 "store)"]
+        rows = [[key, (shapes or {}).get(key, "")] for key in targets[:MAX_TARGETS]]
+        lines += [table(rows, ["target", "estimate"]), *_more(len(targets), "targets")]
+    else:
+        lines = [f"{head}, scored by {outcome.get('scorer', 'its scorer')}",
+                 *_scores_table(scores, targets, glossary)]
+    lines.append("convergence: " + convergence_line(outcome["convergence"]))
+    facts = _facts(outcome["reconstruction"]["info"])
+    if facts:
+        lines.append(f"facts: {facts}")
+    lines.append("details: --json")
+    return lines
+
+
+def _scores_table(scores: dict[str, Any], targets: list[str],
+                  glossary: tuple[str, ...]) -> list[str]:
+    """One row per scored target and one for all of them: the main metrics (the baseline's
+    value in brackets) and the advantage."""
+    numeric = [k for k, v in scores.items() if _is_metric(k, v)]
+    order = [k for k in glossary if k in numeric] + [k for k in numeric if k not in glossary]
+    metrics = [k for k in order if k != "advantage"][:MAX_METRICS]
+    per_target = scores.get("per_target")
+    per_target = per_target if isinstance(per_target, dict) else {}
+    scored = [key for key in targets if key in per_target] or targets
+    rows = [[key, *(_with_baseline(per_target.get(key, {}), m) for m in metrics),
+             _number(per_target.get(key, {}).get("advantage"))]
+            for key in scored[:MAX_TARGETS]]
+    rows.append(["all targets", *(_with_baseline(scores, m) for m in metrics),
+                 _number(scores.get("advantage"))])
+    lines = [table(rows, ["target", *(m.replace("_", " ") for m in metrics), "advantage"]),
+             *_more(len(scored), "scored targets")]
+    if len(scored) < len(targets):
+        lines.append(f"({len(targets) - len(scored)} other estimates are not scored on their "
+                     "own; --json lists them)")
+    if any(f"baseline_{m}" in scores for m in metrics):
+        lines.append("(in brackets: the naive baseline's value)")
+    return lines
+
+
+def _more(n: int, what: str) -> list[str]:
+    return [f"... and {n - MAX_TARGETS} more {what} (--json)"] if n > MAX_TARGETS else []
+
+
+def _natural(key: str) -> list[Any]:
+    """Sort key reading digit runs as numbers: party2 before party10."""
+    return [(0, int(part)) if part.isdigit() else (1, part)
+            for part in re.split(r"(\d+)", key)]
+
+
+def _is_metric(name: str, value: Any) -> bool:
+    """A score worth a column: a number or a verdict (epsilon-DR's ``passed``)."""
+    return (not name.startswith("baseline_") and name not in ("n_targets", "epsilon")
+            and isinstance(value, (bool, int, float)))
+
+
+def _with_baseline(entry: dict[str, Any], metric: str) -> str:
+    value, base = entry.get(metric), entry.get(f"baseline_{metric}")
+    if value is None:
+        return ""
+    return _number(value) + (f" ({_number(base)})" if base is not None else "")
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "" if value is None else str(value)
+
+
+def _facts(info: dict[str, Any], limit: int = 160) -> str:
+    """The attack's scalar facts (counts, flags, short words) in one line of at most ``limit``
+    characters; lists and tables stay in --json."""
+    parts = [f"{k}={v}" for k, v in info.items() if k != "convergence"
+             and (isinstance(v, (bool, int, float)) or (isinstance(v, str) and len(v) <= 40))]
+    text = ", ".join(parts)
+    return text if len(text) <= limit else text[:limit - 4].rsplit(", ", 1)[0] + ", ..."
 
 
 def convergence_line(record: dict[str, Any]) -> str:
@@ -129,17 +260,3 @@ def convergence_line(record: dict[str, Any]) -> str:
         return (f"convergence {stopped}: a result at the baseline is inconclusive")
     helps = "; more budget would likely help" if record.get("more_budget_helps") else ""
     return f"did not converge ({stopped}{steps}){helps}"
-
-
-def format_scores(scores: dict[str, Any]) -> str:
-    """One line: each metric next to its baseline (``name value (baseline b)``)."""
-    parts = []
-    for name, value in scores.items():
-        if name.startswith("baseline_") or name == "per_target" or not isinstance(value, float):
-            continue
-        base = scores.get(f"baseline_{name}")
-        text = f"{name.replace('_', ' ')} {value:.4g}"
-        if isinstance(base, float):
-            text += f" (baseline {base:.4g})"
-        parts.append(text)
-    return "; ".join(parts) + f" over {scores.get('n_targets', 0)} targets"

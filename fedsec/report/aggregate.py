@@ -144,6 +144,8 @@ def _attacks(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                 "reason": None if ok else entries[0].get("reason",
                                                                          entries[0].get("error")),
                                 "targets": sorted({t for e in ok for t in e.get("targets", [])})}
+        if not ok and entries[0].get("blocked_by") is not None:  # recorded by the cell
+            item["blocked_by"] = entries[0]["blocked_by"]
         if ok:
             names = [k for k, v in ok[0]["scores"].items() if isinstance(v, (int, float))
                      or v is None]

@@ -12,14 +12,17 @@ from typing import Any
 
 from fedsec.errors import ValidationError
 from fedsec.report.aggregate import LEAKAGE, configurations
+from fedsec.report.annotate import annotate
 from fedsec.report.examples import examples_plots
 from fedsec.report.frontier import frontier_svg
-from fedsec.report.headlines import headlines, what_stops, worst_leak
+from fedsec.report.headlines import headlines, worst_leak
 from fedsec.report.plots import rounds_png
 from fedsec.report.render import EXAMPLES, html_report, markdown_report, verdict_lines
+from fedsec.report.stops import what_stops
 from fedsec.report.strongest import strongest
 from fedsec.report.sweeps import defence_png, defended_parameters, sweep_png
 from fedsec.report.tidy import write_tidy
+from fedsec.report.wording import level
 from fedsec.results import write_json
 
 REPORT_SCHEMA_VERSION = "1"
@@ -47,13 +50,13 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValidationError(f"{out} holds no result of its scenario's cells (only {len(stale)} "
                               "stale ones from an earlier scenario); run 'fedsec audit' again.")
     configs = sorted(configurations(cells), key=_order)
+    names = [str(a.get("name", "")) for a in scenario["scenario"].get("attacks", [])]
+    scorers = annotate(configs, names, scenario.get("base_dir", "."))
     for config in configs:
         config["strongest"] = strongest(config["attacks"])
     pairs = sorted({(a["attack"], a["threat"]) for c in configs for a in c["attacks"]})
     plots = _plots(configs, cells, scenario["scenario"], pairs)
-    scorers = _scorers(configs, scenario.get("base_dir", "."))
-    templates = {name: cls.recovers for name, cls in scorers.items()}
-    found = headlines(configs, templates)
+    found = headlines(configs)
     report = {
         "schema_version": REPORT_SCHEMA_VERSION, "name": scenario["name"],
         "description": scenario["description"], "source": scenario["source"],
@@ -61,7 +64,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "versions": scenario["versions"], "n_cells": len(cells),
         "scenario": scenario["scenario"], "scenario_text": _scenario_text(scenario),
         "configurations": configs, "verdicts": verdict_lines(configs),
-        "worst_leak": worst_leak(configs, templates), "headlines": found,
+        "worst_leak": worst_leak(configs), "headlines": found,
         "key_findings": [f"{h['adversary']}: {' '.join(h['sentences'])}" for h in found],
         "what_stops": what_stops(configs), "who_learned": _who_learned(configs),
         "errors": [f"{c['configuration']} seed {c['config']['seed']}: {c.get('error')}"
@@ -119,8 +122,10 @@ BASELINE = ("each attack's naive guess from what the adversary legitimately lear
 ADVANTAGE = ("how much of the gap between the naive baseline and exact recovery the attack "
              "closes (1 - error / the baseline's error): 1 is exact, 0 the baseline, negative "
              "worse than the baseline. The findings say '(nearly) exactly' from 0.9, 'a large "
-             "part' from 0.5, 'a part' from 0.1, and 'nothing beyond the naive baseline' below; "
-             "each scorer's own definition follows as 'advantage (scorer)'.")
+             "part' from 0.5, 'a part' from 0.1, and 'nothing beyond the naive baseline' below, "
+             "and compare advantages as printed, to two decimals (as the Pareto sets, the worst "
+             "leak and what stops each attack do); each scorer's own definition follows as "
+             "'advantage (scorer)'.")
 
 
 def glossary(configs: list[dict[str, Any]], scorers: dict[str, Any]) -> dict[str, str]:
@@ -137,20 +142,6 @@ def glossary(configs: list[dict[str, Any]], scorers: dict[str, Any]) -> dict[str
             text = definitions.get(metric, "(the scorer gives no definition)")
             key = metric if metric not in out or out[metric] == text else f"{metric} ({scorer})"
             out[key] = text
-    return out
-
-
-def _scorers(configs: list[dict[str, Any]], base_dir: str) -> dict[str, Any]:
-    """The classes of the scorers the report's attacks used (those still found)."""
-    from fedsec import registry
-    from fedsec.errors import FedsecError
-
-    out = {}
-    for name in sorted({a["scorer"] for c in configs for a in c["attacks"]}):
-        try:
-            out[name] = registry.get("scorer", name, search=(base_dir,))
-        except FedsecError:
-            continue
     return out
 
 
@@ -199,7 +190,7 @@ def _who_learned(configs: list[dict[str, Any]]) -> dict[tuple[str, str], list[st
             key = (attack["threat"], attack["attack"])
             out.setdefault(key, [])
             adv = attack.get("metrics", {}).get(LEAKAGE, {}).get("mean")
-            if attack["status"] == "ok" and adv is not None and adv >= 0.9:
+            if attack["status"] == "ok" and level(adv, len(attack.get("targets", []))) == "exact":
                 out[key].append(config["configuration"])
     return dict(out)
 

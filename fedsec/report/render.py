@@ -13,10 +13,12 @@ from fedsec.report.frontier import scoped_ids
 from fedsec.report.strongest import STRONGEST_HEAD, summary_rows
 from fedsec.report.verdicts import attack_verdict
 
-STRONGEST = ("Per configuration and adversary, the best result over every attack that applies. "
-             "Protected: every one converged and stayed at its naive baseline; inconclusive: "
-             "they stayed at it, but not every one converged; leaks: the strongest gains over "
-             "its baseline.")
+STRONGEST = ("Per configuration and adversary, the worst result over every attack that applies: "
+             "a gain over the naive baseline first, then the most harmful (individual records "
+             "before a column space before an aggregate, labels or membership), then the "
+             "highest advantage as printed. Protected: every one converged and stayed at its "
+             "naive baseline; inconclusive: they stayed at it, but not every one converged; "
+             "leaks: the strongest gains over its baseline.")
 EXAMPLES = "examples_"
 """The prefix of a plot of reconstructions kept at the scenario's request."""
 SHOWN = "Reconstructions (kept at the scenario's request)"

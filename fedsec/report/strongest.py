@@ -3,8 +3,10 @@
 One configuration protects its data from an adversary only when every attack that applies
 to that adversary stayed at its naive baseline *and converged*: a failure of an attack that
 stopped short of its optimum proves nothing. Per configuration and adversary,
-:func:`strongest` keeps the best result over every attack that applies (the highest
-advantage) and gives one verdict:
+:func:`strongest` keeps the worst result for the data over every attack that applies (a gain
+over the baseline first, then the most harmful, individual records before a column space
+before an aggregate, then the highest advantage as printed:
+:func:`fedsec.report.wording.leak_rank`, as the report's worst leak) and gives one verdict:
 
 * ``leaks``: the strongest attack gains over its naive baseline;
 * ``protected``: every applicable attack converged and stayed at its baseline;
@@ -13,8 +15,7 @@ advantage) and gives one verdict:
 * ``not applicable``: no attack applied to this adversary.
 
 Per target (the party whose data, or the shared value, an attack reconstructs) it keeps
-the best attack among those that reconstruct something of it, by their advantage over all
-their targets.
+the worst attack for it among those that reconstruct something of it, ranked the same way.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from typing import Any
 
 from fedsec.errors import ValidationError
 from fedsec.private_store import parse_truth_key
-from fedsec.report.headlines import STOPPED, level
-from fedsec.report.headlines import advantage_of as _adv
+from fedsec.report.precision import show_advantage
+from fedsec.report.wording import STOPPED, leak_rank, level
+from fedsec.report.wording import advantage_of as _adv
 
 VERDICTS = ("leaks", "inconclusive", "protected", "not applicable")
 """The verdicts of :func:`strongest`, worst first."""
@@ -62,7 +64,7 @@ def _row(threat: str, entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {"threat": threat, "attack": None, "advantage": None, "level": None,
                 "targets": [], "verdict": "not applicable", "attacks": tried,
                 "not_converged": [], "by_target": {}}
-    best = max(scored, key=lambda e: float(_adv(e)))  # type: ignore[arg-type]
+    best = min(scored, key=leak_rank)
     found = level(_adv(best), len(best.get("targets", [])))
     unsure = sorted({e["attack"] for e in entries
                      if e["status"] == "ok" and e.get("converged") is not True})
@@ -73,13 +75,12 @@ def _row(threat: str, entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _by_target(scored: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per target owner, the attack with the highest advantage among those reaching it."""
+    """Per target owner, the worst attack for it (:func:`leak_rank`) among those reaching it."""
     out: dict[str, dict[str, Any]] = {}
-    for entry in scored:
-        adv = float(_adv(entry))  # type: ignore[arg-type]
+    for entry in sorted(scored, key=leak_rank):
         for owner in sorted({owner_of(t) for t in entry.get("targets", [])}):
-            if owner not in out or adv > out[owner]["advantage"]:
-                out[owner] = {"attack": entry["attack"], "advantage": adv,
+            if owner not in out:
+                out[owner] = {"attack": entry["attack"], "advantage": _adv(entry),
                               "converged": entry.get("converged")}
     return dict(sorted(out.items()))
 
@@ -109,7 +110,7 @@ def summary_rows(configs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             if row["not_converged"]:
                 note = "did not converge: " + ", ".join(row["not_converged"])
             rows.append([config["configuration"], row["threat"], row["attack"] or "—",
-                         "—" if adv is None else f"{adv:.2f}", row["verdict"], note])
+                         "—" if adv is None else show_advantage(adv), row["verdict"], note])
     return rows
 
 

@@ -68,6 +68,7 @@ class EpsilonDR(Scorer):
         epsilon: float = 0.1
         """epsilon-DR threshold: a sample violates it when its Euclidean error from its true record
         is below epsilon (feature units)."""
+    reads = frozenset({"rows", "unordered-rows"})
     glossary: ClassVar[Mapping[str, str]] = {
         "passed": (
             "whether every sample's reconstruction error exceeds epsilon (the certificate)."),

@@ -52,6 +52,7 @@ class FeatureRecovery(Scorer):
     paper = PAPER
 
     Params = EpsilonParams
+    reads = frozenset({"values", "rows"})
     glossary: ClassVar[Mapping[str, str]] = {
         "relative_error": (
             "||estimate - truth|| / ||truth|| of a recovered feature block."),

@@ -58,6 +58,7 @@ class LabelCounts(Scorer):
     paper = ("Geng et al., Towards general deep leakage in federated learning, 2021; "
              "Zhao et al., iDLG, 2020")
     recovers = "the label counts of {what}"
+    reads = frozenset({"labels"})
     glossary: ClassVar[Mapping[str, str]] = {
         "label_error": "the total variation distance between the inferred and the true label "
                        "distributions: the share of labels put in the wrong class.",

@@ -77,6 +77,7 @@ class PixelRecovery(Scorer):
             check_float(self.data_range, owner="scorer 'pixel-recovery'", name="data_range",
                         min_value=0.0, min_inclusive=False)
 
+    reads = frozenset({"rows"})
     glossary: ClassVar[Mapping[str, str]] = {
         "mse": "the mean squared error per pixel of the reconstructed inputs.",
         "psnr": "10 log10(range² / mse), in dB: higher is a closer reconstruction.",

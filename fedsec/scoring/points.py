@@ -63,6 +63,7 @@ class PointRecovery(Scorer):
 
     Params = EpsilonParams
     recovers = "{what} (up to a rigid motion)"
+    reads = frozenset({"rows"})
     glossary: ClassVar[Mapping[str, str]] = {
         "distance_error": (
             "the relative error on the hidden squared-distance block."),

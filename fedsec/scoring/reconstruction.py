@@ -140,6 +140,7 @@ class ReconstructionError(Scorer):
     summary = "Relative error per target, fraction recovered within epsilon, against the baseline."
 
     Params = EpsilonParams
+    reads = frozenset({"values", "rows"})
     glossary: ClassVar[Mapping[str, str]] = {
         "relative_error": "||estimate - truth|| / ||truth||, averaged over the targets.",
         "fraction_recovered": "the fraction of targets recovered within relative error epsilon.",

@@ -267,6 +267,7 @@ class MatchedRows(Scorer):
 
     Params = RowsParams
     recovers = "{what} (rows in an unknown order)"
+    reads = frozenset({"rows", "unordered-rows"})
     glossary: ClassVar[Mapping[str, str]] = {
         "set_error": (
             "the relative error of the estimated rows matched to the victim's records."),
@@ -282,6 +283,7 @@ class MatchedRows(Scorer):
             "the same for a random orthogonal projection of the true rows of the estimate's "
             "rank: what the metric gives for an uninformative projection."),
         "chance_reidentified": "1 / the pool's size: a random guess.",
+        "pool_size": "the number of candidate records a row is linked among (the pool's size).",
         "label_accuracy": (
             "the fraction of estimated labels equal to the linked record's label."),
         "advantage": (

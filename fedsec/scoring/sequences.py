@@ -62,6 +62,7 @@ class SequenceMatch(Scorer):
                "correlation, labels, whether each singles out its sequence; vs class means.")
     paper = ("Dimitrov, Balunovic, Konstantinov, Vechev, Data leakage in federated averaging, "
              "TMLR 2022")
+    reads = frozenset({"sequences"})
     glossary: ClassVar[Mapping[str, str]] = {
         "mse": "the mean squared error of each reconstruction against its matched sequence "
                "(real steps only), averaged over pairs and views.",

@@ -127,6 +127,7 @@ class ColumnSpace(Scorer):
                "principal angle, recovered and true rank, against a random subspace.")
     Params = EpsilonParams
     recovers = "the column space of {what}"
+    reads = frozenset({"basis"})
     glossary: ClassVar[Mapping[str, str]] = {
         "captured": "the fraction of the private block inside the estimated span (1: its "
                     "whole column space).",
@@ -220,6 +221,7 @@ class BinaryColumnsScore(Scorer):
 
     summary = "Fraction of a block's 0/1 columns recovered exactly, and spurious columns."
     recovers = "the 0/1 columns of {what}"
+    reads = frozenset({"binary-columns"})
     glossary: ClassVar[Mapping[str, str]] = {
         "binary_columns": "the private blocks' non-constant 0/1 columns.",
         "recovered": "the fraction of those columns found exactly (up to complement).",

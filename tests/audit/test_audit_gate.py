@@ -6,7 +6,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
+
+import pytest
+
+from fedsec import registry
+from fedsec.audit.gate import Gate, check_gates
+from fedsec.errors import ValidationError
 
 FEDSEC = [sys.executable, "-m", "fedsec.cli.main"]
 
@@ -46,18 +53,77 @@ as = ["server"]
 """
 
 
-def audit(tmp_path: Path, text: str, *gate: str) -> subprocess.CompletedProcess[str]:
+def audit(tmp_path: Path, text: str, *gate: str,
+          timeout: float = 600) -> subprocess.CompletedProcess[str]:
     spec = tmp_path / "scenario.toml"
     spec.write_text(textwrap.dedent(text))
     args = [arg for g in gate for arg in ("--fail-if", g)]
     return subprocess.run([*FEDSEC, "audit", str(spec), "--out", str(tmp_path / "out"), *args],
-                          capture_output=True, text=True, timeout=600, check=False)
+                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def test_a_misspelt_metric_is_a_usage_error_listing_the_real_ones(tmp_path: Path) -> None:
     result = audit(tmp_path, SUM, "leakage.advantge > 0.5")
     assert result.returncode == 2, result.stderr
     assert "no metric 'advantge'" in result.stderr and "advantage" in result.stderr
+
+
+SLOW_ATTACK = '''
+import time
+from dataclasses import dataclass
+
+from fedsec.attacks.contribution_readout import ContributionReadout
+
+
+class SlowReadout(ContributionReadout):
+    """contribution-readout after a pause of ``seconds``."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        seconds: float = 1.0
+
+    def run(self, view):
+        time.sleep(self.params.seconds)
+        return super().run(view)
+'''
+
+SLOW = """
+[audit]
+name = "gate-slow"
+protocols = ["secure-sum"]
+dataset = "iris"
+seeds = [0, 1]
+
+[[attacks]]
+name = "slow_attack:SlowReadout"
+as = ["aggregator"]
+params = { seconds = 600 }   # every cell takes ten minutes
+"""
+
+
+def test_a_misspelt_metric_is_refused_before_any_cell_runs(tmp_path: Path) -> None:
+    (tmp_path / "slow_attack.py").write_text(textwrap.dedent(SLOW_ATTACK))
+    started = time.monotonic()
+    result = audit(tmp_path, SLOW, "leakage.advantge > 0.5", timeout=60)
+    assert time.monotonic() - started < 5, result.stderr
+    assert result.returncode == 2, result.stderr
+    assert "Did you mean 'advantage'?" in result.stderr
+    assert not (tmp_path / "out").exists()  # nothing ran, nothing was written
+
+
+def test_gates_are_checked_against_the_scorers_glossaries() -> None:
+    scorers = [registry.get("scorer", "point-recovery"),
+               registry.get("scorer", "reconstruction-error")]
+    check_gates([Gate.parse("leakage.point_error > 0.1"),
+                 Gate.parse("leakage.baseline_relative_error < 1"),
+                 Gate.parse("leakage.advantage > 0.5")], scorers)
+    with pytest.raises(ValidationError, match="Did you mean 'point_error'"):
+        check_gates([Gate.parse("leakage.pointerror > 0.1")], scorers)
+
+    class Undeclared:  # a plug-in scorer without a glossary: checked after the audit instead
+        name = "undeclared"
+
+    check_gates([Gate.parse("leakage.anything > 0.1")], [*scorers, Undeclared])
 
 
 def test_a_failed_run_fails_the_audit_with_or_without_a_gate(tmp_path: Path) -> None:

@@ -137,3 +137,66 @@ def test_oversized_sweeps_and_grids_are_refused_at_once() -> None:
         parse_spec({**GOOD, "sweep": {"statistic": {"start": 0, "stop": 1, "num": -2}}})
     with pytest.raises(AuditSpecError, match="needs finite numbers"):
         parse_spec({**GOOD, "sweep": {"statistic": {"start": "a", "stop": 3}}})
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"repetitions": 3}, "audit.seeds and audit.repetitions conflict"),
+    ({"protocol": "secure-sum"}, "audit.protocols and audit.protocol conflict"),
+    ({"backend": "plain"}, "audit.backends and audit.backend conflict"),
+])
+def test_keys_that_say_the_same_thing_twice_are_refused(changes: dict[str, object],
+                                                        message: str) -> None:
+    with pytest.raises(AuditSpecError, match=message):
+        parse_spec(with_audit(**changes))
+
+
+def test_a_long_list_of_problems_is_one_a_line_and_capped() -> None:
+    from fedsec.audit.spec import MAX_LISTED
+
+    raw = {"audit": {"protocols": ["fedcg-naive"], "dataset": "iris"},
+           "sweep": {"n_landmarks": {"start": 113, "stop": 312}},  # the training set has 112
+           "attacks": [{"name": "multilateration", "as": "server"}]}
+    with pytest.raises(AuditSpecError) as info:
+        parse_spec(raw, source="wide.toml")
+    assert len(info.value.problems) == 200  # every one is kept
+    lines = str(info.value).splitlines()
+    assert lines[0] == "wide.toml has 200 problem(s):"
+    assert len(lines) == 1 + MAX_LISTED + 1
+    assert all(line.startswith("  - ") for line in lines[1:-1])
+    assert lines[-1].startswith(f"  ... and {200 - MAX_LISTED} more")
+    assert len(str(info.value)) < 10_000  # 200 problems of about 200 characters each: 40 kB
+
+
+def test_a_scorer_that_cannot_read_what_its_attack_recovers_is_refused() -> None:
+    bad = {**GOOD, "attacks": [{"name": "contribution-readout", "as": ["aggregator"],
+                                "scorer": "point-recovery"}]}
+    with pytest.raises(AuditSpecError) as info:
+        parse_spec(bad)
+    assert len(info.value.problems) == 1
+    problem = info.value.problems[0]
+    assert "scorer 'point-recovery' cannot score what 'contribution-readout' recovers" in problem
+    assert "use reconstruction-error (its default) or feature-recovery" in problem
+    fitting = {**GOOD, "attacks": [{"name": "contribution-readout", "as": ["aggregator"],
+                                    "scorer": "feature-recovery"}]}
+    assert parse_spec(fitting).attacks[0].scorer == "feature-recovery"
+
+
+def test_scorers_declare_what_they_read_and_a_plug_in_that_declares_nothing_passes() -> None:
+    from fedsec import registry
+    from fedsec.audit.checks import scorer_misfit
+    from fedsec.interfaces import ESTIMATE_KINDS, Scorer
+
+    for name in registry.names("scorer"):  # every built-in declares known kinds
+        reads = registry.get("scorer", name).reads
+        assert reads and reads <= set(ESTIMATE_KINDS), name
+    for name in registry.names("attack"):  # and each attack fits its own default scorer
+        cls = registry.get("attack", name)
+        assert scorer_misfit(cls, registry.get("scorer", cls.default_scorer)) is None, name
+
+    class Anything(Scorer):
+        name = "anything"
+
+        def score(self, reconstruction, truth):  # type: ignore[no-untyped-def]
+            return {}
+
+    assert scorer_misfit(registry.get("attack", "subspace-accumulation"), Anything) is None

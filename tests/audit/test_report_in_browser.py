@@ -1,5 +1,8 @@
 """The quick-start report opens in a real headless browser, offline, with every plot visible,
-a headline per adversary, the glossary, and frontier points that name their configurations.
+a headline per adversary, the glossary, frontier points that name their configurations, the
+worst leak on the records (not a Gram matrix), what stops each attack (the protocol variant,
+with its cost and what it lets in), not-applicable points in a strip beside the advantage axis
+(never at 0), and one colour per configuration in every frontier.
 
 The quick-start scenario is narrowed to two landmark counts and two backends to keep the test
 short. CI installs Debian's chromium (``.ci/run``); on a machine without it the test is
@@ -41,6 +44,27 @@ window.addEventListener('load', () => {
   const heads = [...document.querySelectorAll('section.headline')].map(h =>
       h.getAttribute('data-adversary') + '=' + h.querySelectorAll('li').length);
   const terms = [...document.querySelectorAll('dl dt')].map(t => t.textContent);
+  const colours = {};
+  let apart = 0;
+  for (const svg of svgs) {
+    const marks = [...svg.querySelectorAll('g.point')].map(g => {
+      const m = g.querySelector('use, path');
+      const style = getComputedStyle(m);
+      const colour = style.fill === 'none' ? style.stroke : style.fill;
+      (colours[g.getAttribute('data-configuration')] ||= new Set()).add(colour);
+      return [g.querySelector('title').textContent, m.getBoundingClientRect().x];
+    });
+    const away = marks.filter(m => m[0].startsWith('not applicable')).map(m => m[1]);
+    const drawn = marks.filter(m => m[0].startsWith('advantage')).map(m => m[1]);
+    if (away.length && drawn.length && Math.min(...away) > Math.max(...drawn) + 20) apart++;
+  }
+  const mixed = Object.values(colours).filter(c => c.size > 1).length;
+  document.body.setAttribute('data-colours', Object.keys(colours).length + '/' + mixed);
+  document.body.setAttribute('data-strips', svgs.length + '/' + apart);
+  document.body.setAttribute('data-worst',
+      document.querySelector('p.worst') ? document.querySelector('p.worst').textContent : '');
+  document.body.setAttribute('data-stops', [...document.querySelectorAll('ul.stops li')]
+      .map(li => li.textContent).join(' || '));
   document.body.setAttribute('data-plots', imgs.length + '/' + ok.length);
   document.body.setAttribute('data-svgs', svgs.length + '/' + drawn.length + '/' +
                              titled.length);
@@ -100,15 +124,30 @@ def test_the_report_reads_offline_in_the_browser(report_dir: Path) -> None:
     terms = attribute(dom, "data-glossary").split("|")
     assert {"advantage", "baseline", "distance_error", "relative_error"} <= set(terms)
     assert "Reconstructions (kept at the scenario" in html  # show = 3 asked for them
+    worst = attribute(dom, "data-worst")
+    assert "records of" in worst and "multilateration" in worst and "n_landmarks=10" in worst
+    assert "Gram" not in worst  # the records leak comes before the Gram matrix's
+    stops = attribute(dom, "data-stops").split(" || ")
+    (multilateration,) = [s for s in stops if "stops multilateration as server" in s]
+    assert "choosing fedcg-secure over fedcg-naive (it cannot run:" in multilateration
+    assert "accuracy change +0.00 against fedcg-naive; it lets gram-inference in" in \
+        multilateration
+    (gram,) = [s for s in stops if "gram-inference as server" in s]
+    assert "It targets another protocol: it does not apply for fedcg-naive" in gram
+    assert "where multilateration applies instead" in gram
+    named, mixed = (int(x) for x in attribute(dom, "data-colours").split("/"))
+    assert named == 8 and mixed == 0  # each configuration one colour in both frontiers
+    svgs, apart = (int(x) for x in attribute(dom, "data-strips").split("/"))
+    assert apart == svgs  # not-applicable points right of every measured one, never at 0
 
 
 def test_no_point_that_was_not_measured_is_in_a_pareto_set(report_dir: Path) -> None:
     report = json.loads((report_dir / "results.json").read_text(encoding="utf-8"))
     for attack in ("multilateration", "gram-inference"):
         points, best, _ = frontier_points(report["configurations"], attack, "server")
-        hidden = {(p[0], p[1]) for p in points if not p[2]}
+        hidden = {(p.advantage, p.utility) for p in points if p.state != "measured"}
         assert best and not hidden & set(best)
-        assert any(not p[2] for p in points)  # each attack misses one protocol: drawn apart
+        assert any(p.state == "not applicable" for p in points)  # one protocol: drawn apart
 
 
 def test_no_legend_covers_a_data_point(report_dir: Path) -> None:
@@ -119,8 +158,8 @@ def test_no_legend_covers_a_data_point(report_dir: Path) -> None:
         fig = drawn[0]
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
-        for ax in fig.axes:
-            legend = ax.get_legend().get_window_extent(renderer)
+        legend = fig.axes[0].get_legend().get_window_extent(renderer)
+        for ax in fig.axes:  # the advantage axis and the strip beside it
             for collection in ax.collections:
                 for x, y in collection.get_offsets():
                     px, py = ax.transData.transform((x, y))

@@ -111,3 +111,18 @@ def test_a_report_never_credits_an_attack_that_did_not_converge(tmp_path: Path) 
     assert "## Strongest attack per adversary" in markdown
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert all("strongest" in c for c in saved["configurations"])
+
+
+def test_the_strongest_attack_is_ranked_by_harm_as_the_worst_leak_is() -> None:
+    records = ("party/h1/shard/cell0/X",)
+    gram = ("outcome/gram/total",)
+    (row,) = strongest([entry("gram", "server", 0.99999999996, True, gram),
+                        entry("rows", "server", 0.99999999993, True, records)])
+    assert row["attack"] == "rows"  # the same advantage as printed: records are worse
+    (row,) = strongest([entry("gram", "server", 0.6, True, gram),
+                        entry("rows", "server", 0.02, True, records)])
+    assert (row["attack"], row["verdict"]) == ("gram", "leaks")  # records at the baseline
+    (row,) = strongest([entry("a", "server", 0.30000000001, True, records),
+                        entry("b", "server", 0.3, True, records + gram)])
+    assert row["attack"] == "a"  # a tie as printed keeps the first
+    assert row["by_target"]["h1"]["attack"] == "a"

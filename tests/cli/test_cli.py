@@ -135,6 +135,35 @@ def test_truth_from_another_run_is_refused(run_dir: Path, tmp_path: Path) -> Non
     assert "not a readable private store" in proc.stderr
 
 
+def test_attack_prints_a_short_summary_and_the_details_under_json(run_dir: Path) -> None:
+    proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "aggregator", "--truth", str(run_dir))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == ("contribution-readout as aggregator: 8 messages observed, 4 targets, "
+                        "scored by reconstruction-error")
+    assert lines[1].split() == ["target", "relative", "error", "fraction", "recovered",
+                                "advantage"]
+    rows = {line.split()[0]: line for line in lines[3:8]}
+    assert set(rows) == {f"party/party{i}/value/vector" for i in range(1, 5)} | {"all"}
+    assert rows["party/party1/value/vector"].split()[1] == "0"  # read exactly
+    assert rows["all"].split()[-1] == "1"  # the advantage
+    assert "convergence: converged (closed form)" in lines
+    assert lines[-1] == "details: --json"
+    assert "{" not in proc.stdout and len(proc.stdout) < 1000  # no raw dicts
+    assert len(rows["all"]) == len(lines[1]) == len(lines[2])  # aligned: right under the rule
+
+
+def test_a_scorer_that_cannot_read_the_estimates_is_refused_before_the_attack(
+        run_dir: Path) -> None:
+    proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
+                  "contribution-readout", "--as", "aggregator", "--truth", str(run_dir),
+                  "--scorer", "column-space")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "cannot score what 'contribution-readout' recovers" in proc.stderr
+    assert "--scorer reconstruction-error (its default)" in proc.stderr
+
+
 def test_attack_without_truth_is_not_scored(run_dir: Path) -> None:
     proc = fedsec("attack", str(run_dir / "transcript.arrow"), "--attack",
                   "contribution-readout", "--as", "aggregator")

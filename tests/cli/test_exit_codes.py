@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,3 +67,63 @@ def test_a_plug_in_whose_parameter_check_raises_value_error_is_a_validation_erro
     Fussy.name = "fussy"
     with pytest.raises(ValidationError, match="level must be at most 3"):
         Fussy(level=5)
+
+
+def stopping(monkeypatch: pytest.MonkeyPatch, handler: Callable[[argparse.Namespace], int],
+             capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The exit code and standard error of a command whose handler is ``handler``."""
+    from fedsec.cli import main
+
+    parser = argparse.ArgumentParser(prog="fedsec")
+    parser.set_defaults(handler=handler, debug=False)
+    monkeypatch.setattr(main, "build_parser", lambda: parser)
+    code = main.main([])
+    return code, capsys.readouterr().err
+
+
+def test_an_interrupt_exits_130_and_a_termination_143(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from fedsec.cli.signals import Terminated
+
+    def interrupted(_args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    def terminated(_args: argparse.Namespace) -> int:
+        raise Terminated(signal.SIGTERM)
+
+    assert stopping(monkeypatch, interrupted, capsys) == (130, "fedsec: interrupted\n")
+    assert stopping(monkeypatch, terminated, capsys) == (143,
+                                                         "fedsec: terminated (SIGTERM)\n")
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_a_library_swallowed_still_stops_the_command(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], signum: int,
+        code: int) -> None:
+    from fedsec.cli.signals import Terminated
+
+    def swallowing(_args: argparse.Namespace) -> int:
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(5)  # the handler raises here
+        except (KeyboardInterrupt, Terminated):
+            pass  # as a careless library would
+        return 0
+
+    before = signal.getsignal(signum)
+    result = stopping(monkeypatch, swallowing, capsys)
+    assert result[0] == code and "fedsec: " in result[1]
+    assert signal.getsignal(signum) == before  # the handlers are given back
+
+
+def test_a_scenario_with_many_problems_prints_one_a_line(tmp_path: Path) -> None:
+    spec = tmp_path / "wide.toml"
+    spec.write_text('[audit]\nprotocols = ["fedcg-naive"]\ndataset = "iris"\n'
+                    '[sweep]\nn_landmarks = {start = 113, stop = 2000}\n'
+                    '[[attacks]]\nname = "multilateration"\nas = "server"\n')
+    proc = fedsec("audit", str(spec), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert lines[0] == f"fedsec: error: {spec} has 1,888 problem(s):"
+    assert len(lines) == 22 and lines[-1].startswith("  ... and 1,868 more")
+    assert len(proc.stderr) < 10_000
