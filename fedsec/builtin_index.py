@@ -34,6 +34,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.protocols.fedgraph.protocol:FedGraph",
             "Hybrid FedGraph: clients send (cluster-mean) embeddings of their MLP extractors; the server trains a GCN whose nodes are clients.",
         ),
+        "flower-fedavg": (
+            "fedsec.protocols.flower.fedavg:FlowerFedAvg",
+            "A real Flower app (FedAvg of a small PyTorch perceptron) in Flower's simulation engine, every message recorded (the flower extra).",
+        ),
         "h-fedmv": (
             "fedsec.protocols.fedmv.horizontal:HFedMV",
             "Horizontal federated MVL: clients fit MVL locally from the broadcast weights; the server averages them (a weighted secure sum).",
@@ -117,6 +121,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         "fedavg-inversion": (
             "fedsec.attacks.fedmv.update_inversion:FedAvgInversion",
             "S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit them to the weights it returned (Dimitrov et al.'s FedAvg inversion).",
+        ),
+        "flower-update-readout": (
+            "fedsec.attacks.flower.update_readout:FlowerUpdateReadout",
+            "Reads each Flower client's model update from the train replies the server received (exact without SecAgg+).",
         ),
         "gram-inference": (
             "fedsec.attacks.fedcg.gram_inference:GramInference",
@@ -224,7 +232,7 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "pixel-recovery": (
             "fedsec.scoring.pixels:PixelRecovery",
-            "Reconstructed inputs: pixel MSE, PSNR and the share of rows re-identified (nearest true row), against the baseline.",
+            "Reconstructed inputs: pixel MSE, PSNR, SSIM and the share of rows re-identified (nearest true row), against the baseline.",
         ),
         "point-recovery": (
             "fedsec.scoring.points:PointRecovery",

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fedsec.attacks.fedmv.inversion_params import UpdateInversion
 from fedsec.attacks.fedmv.update_inversion import counted_labels, reconstruct
 from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
 from fedsec.attacks.inversion.dummy import Inversion
@@ -44,7 +45,7 @@ from fedsec.nn import LocalTraining, load_flat, unflatten
 from fedsec.outcomes import Reconstruction
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int
+from fedsec.validation import check_choice, check_float
 from fedsec.view import View
 
 SUMMARY_TAIL = "on an S-FedMV client update that is one SGD step (a FedSGD gradient)"
@@ -152,14 +153,6 @@ class _GradientAttack(Attack):
                 "lr": p.lr or None}
 
 
-def _check_common(params: Any, owner: str) -> None:
-    for name in ("steps", "restarts", "round", "max_samples", "clients"):
-        check_int(getattr(params, name), owner=owner, name=name, min_value=1)
-    check_int(params.other_rows, owner=owner, name="other_rows", min_value=0)
-    check_int(params.seed, owner=owner, name="seed", min_value=0)
-    check_float(params.lr, owner=owner, name="lr", min_value=0.0)
-
-
 @register("attack", "dlg")
 class DLG(_GradientAttack):
     """Deep Leakage from Gradients: dummy sequences and soft labels fitted by L-BFGS."""
@@ -169,29 +162,13 @@ class DLG(_GradientAttack):
                f"{SUMMARY_TAIL}.")
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        steps: int = 100
-        """L-BFGS steps (up to 20 line-search iterations each) of each start."""
-        restarts: int = 1
-        """Random starts of each view's inversion; the lowest objective is kept."""
-        lr: float = 0.0
-        """L-BFGS learning rate; 0: 1."""
-        round: int = 1
-        """The FedAvg round whose updates are inverted (1 is the first)."""
-        max_samples: int = 64
-        """Dummy sequences fitted at most; a client holding more is modelled by that many."""
-        other_rows: int = 0
-        """Under differencing (all clients but one), the row count assumed for the missing client;
-        0: the mean of the coalition's own counts."""
-        clients: int = 1
-        """Clients' updates inverted at most (those the adversary reads)."""
-        seed: int = 0
-        """Seed of the random starts (each view adds its index)."""
-
+    class Params(UpdateInversion):
         OWNER: ClassVar[str] = "attack 'dlg'"
 
-        def __post_init__(self) -> None:
-            _check_common(self, self.OWNER)
+        steps: int = 100
+        """L-BFGS steps (up to 20 line-search iterations each) of each start."""
+        lr: float = 0.0
+        """L-BFGS learning rate; 0: 1."""
 
 
 @register("attack", "idlg")
@@ -228,7 +205,9 @@ class InvertingGradients(_GradientAttack):
                f"signed Adam with step decay, box and restarts, {SUMMARY_TAIL}.")
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
+    class Params(UpdateInversion):
+        OWNER: ClassVar[str] = "attack 'inverting-gradients'"
+
         steps: int = 1000
         """Adam steps of each start (the learning rate falls tenfold at 3/8, 5/8 and 7/8)."""
         restarts: int = 2
@@ -246,21 +225,10 @@ class InvertingGradients(_GradientAttack):
         labels: str = "counts"
         """counts: read from the output-bias update (iDLG's rule for one sample, Geng et al.'s
         counts for more); joint: soft labels fitted with the inputs."""
-        round: int = 1
-        """The FedAvg round whose updates are inverted (1 is the first)."""
-        max_samples: int = 64
-        """Dummy sequences fitted at most; a client holding more is modelled by that many."""
-        other_rows: int = 0
-        """Under differencing (all clients but one), the row count assumed for the missing client;
-        0: the mean of the coalition's own counts."""
-        clients: int = 1
-        """Clients' updates inverted at most (those the adversary reads)."""
-        seed: int = 0
-        """Seed of the random starts (each view adds its index)."""
 
         def __post_init__(self) -> None:
-            owner = "attack 'inverting-gradients'"
-            _check_common(self, owner)
+            super().__post_init__()
+            owner = self.OWNER
             check_float(self.tv_weight, owner=owner, name="tv_weight", min_value=0.0)
             check_choice(self.labels, owner=owner, name="labels", choices=("counts", "joint"))
             if not self.low < self.high:

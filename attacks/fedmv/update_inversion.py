@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from fedsec.attacks.fedmv.inversion_params import UpdateInversion
 from fedsec.attacks.fedmv.update_labels import combine_counts, read_counts
 from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
 from fedsec.attacks.inversion.dummy import Inversion
@@ -46,7 +47,7 @@ from fedsec.private_store import truth_key
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int
+from fedsec.validation import check_choice, check_float
 from fedsec.view import View
 
 OWNER = "attack 'fedavg-inversion'"
@@ -127,44 +128,29 @@ class FedAvgInversion(Attack):
     starts_params = ("restarts",)
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
+    class Params(UpdateInversion):
+        OWNER: ClassVar[str] = OWNER
+
         method: str = "dlg"
         """dlg (relative squared L2 distance, L-BFGS; the stronger on S-FedMV's updates) or ig
         (1 - cosine between simulated and observed updates, Adam)."""
-        steps: int = 100
-        """Optimisation steps of the inversion (of each start)."""
-        restarts: int = 1
-        """Random starts of each view's inversion; the lowest objective is kept."""
+        lr: float = 0.0
+        """Learning rate of the inversion; 0: the method's own (ig 0.1, dlg 1.0)."""
         epoch_prior: float = 0.0
         """Weight of Dimitrov et al.'s epoch-order-invariant prior (one dummy set per local epoch,
         tied by their means); 0: one dummy set in a fixed batch order."""
-        lr: float = 0.0
-        """Learning rate of the inversion; 0: the method's own (ig 0.1, dlg 1.0)."""
         tv_weight: float = 0.0
         """Weight of a total-variation prior along each sequence's time axis; 0: none."""
         labels: str = "counts"
         """counts: labels read from each view's output-bias update (when readable); joint: soft
         labels optimised with the inputs."""
-        round: int = 1
-        """The FedAvg round whose updates are inverted (1 is the first)."""
-        max_samples: int = 64
-        """Dummy sequences fitted at most; a client holding more is modelled by that many."""
-        other_rows: int = 0
-        """Under differencing (all clients but one), the row count assumed for the missing client;
-        0: the mean of the coalition's own counts."""
-        clients: int = 1
-        """Clients' updates inverted at most (those the adversary reads)."""
         seed: int = 0
         """Seed of the dummy sequences' starting point (each view adds its index)."""
 
         def __post_init__(self) -> None:
+            super().__post_init__()
             check_choice(self.method, owner=OWNER, name="method", choices=("ig", "dlg"))
             check_choice(self.labels, owner=OWNER, name="labels", choices=("counts", "joint"))
-            for name in ("steps", "restarts", "round", "max_samples", "clients"):
-                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
-            check_int(self.other_rows, owner=OWNER, name="other_rows", min_value=0)
-            check_int(self.seed, owner=OWNER, name="seed", min_value=0)
-            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0)
             check_float(self.tv_weight, owner=OWNER, name="tv_weight", min_value=0.0)
             check_float(self.epoch_prior, owner=OWNER, name="epoch_prior", min_value=0.0)
 

@@ -13,6 +13,7 @@ well-kept package ships its network weights for use offline.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -82,7 +83,7 @@ def image_shape_of(width: int, declared: str) -> tuple[int, int] | None:
     ((28, 28), None, None)
     """
     if declared == "auto":
-        side = int(round(np.sqrt(width)))
+        side = math.isqrt(width)
         shape = (side, side)
     else:
         height, _, cols = declared.partition("x")

@@ -33,6 +33,13 @@ SMALL_BUDGET: dict[str, dict[str, Any]] = {
     "dlg": {"steps": 3}, "idlg": {"steps": 3, "restarts": 1}, "fedavg-inversion": {"steps": 3},
     "embedding-inversion": {"steps": 50},
 }
+#: Components checked elsewhere, and why: a Flower run (protocols/flower) is not bit-reproducible
+#: (the engine delivers replies in arrival order and draws node and message ids at random) and
+#: starts Ray; tests/protocols/flower checks its transcript, count, aggregate and read-out.
+ELSEWHERE: dict[str, str] = {
+    "flower-fedavg": "tests/protocols/flower (a Flower run is not bit-reproducible)",
+    "flower-update-readout": "tests/protocols/flower (it reads only Flower runs)",
+}
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}
 
@@ -52,6 +59,8 @@ def known_records(result: RunResult, folder: Path) -> Mapping[str, Any]:
 
 @pytest.mark.parametrize("name", registry.names("protocol"))
 def test_protocol_conformance(name: str) -> None:
+    if name in ELSEWHERE:
+        pytest.skip(f"checked in {ELSEWHERE[name]}")
     testing.check_protocol(registry.get("protocol", name), **QUICK.get(name, {}))
 
 
@@ -62,6 +71,8 @@ def test_backend_conformance(name: str) -> None:
 
 @pytest.mark.parametrize("name", registry.names("attack"))
 def test_attack_conformance(name: str) -> None:
+    if name in ELSEWHERE:
+        pytest.skip(f"checked in {ELSEWHERE[name]}")
     testing.check_attack(registry.get("attack", name), runs=QUICK,
                          knowledge=known_records if name in NEEDS_RECORDS else None,
                          params=SMALL_BUDGET.get(name))

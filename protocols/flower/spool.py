@@ -1,0 +1,82 @@
+"""The spool: a run's folder where Flower's client processes leave what fedsec must collect.
+
+Flower runs each ClientApp in a process of its own (a Ray actor in the simulation engine, a
+SuperNode in deployment), so what the client side records cannot go through the ServerApp's
+transcript writer. Each client process writes here instead, and fedsec merges it after the
+run:
+
+- ``clients/<node id>.jsonl``: one line per message the ClientApp received and per reply it
+  sent, with the content's digest (:func:`.records.content_digest`), written by the
+  outermost wrapper (:class:`.client.RecordedClientApp`): what actually crossed, to check
+  against the ServerApp's transcript;
+- ``truth/<node id>-<message id>.npz``: a client's plaintext update of one round, written
+  by :func:`.client.record_plaintext` where the app places it (before protection);
+- ``data/<node id>.npz``: the rows and labels an app exposes (:func:`.client.expose_data`);
+- ``shards/<partition id>.npz``: what fedsec hands a shipped app's client to train on.
+
+The spool's path reaches the client processes in the run config (:data:`SPOOL_KEY`); a
+ClientApp run without fedsec has none, and the mods then only pass messages through. Files
+are numpy ``.npz`` (read with ``allow_pickle=False``) and JSON lines; nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SPOOL_KEY = "fedsec-spool"
+"""Run-config key: the spool folder (absent: the app runs without fedsec, nothing is kept)."""
+SEED_KEY = "fedsec-seed"
+"""Run-config key: the run's root seed, for apps that seed their clients from it."""
+CLIENTS, TRUTH, DATA, SHARDS = "clients", "truth", "data", "shards"
+
+
+def make_spool() -> Path:
+    """A new, private spool folder (the caller removes it)."""
+    root = Path(tempfile.mkdtemp(prefix="fedsec-flower-"))
+    for sub in (CLIENTS, TRUTH, DATA, SHARDS):
+        (root / sub).mkdir()
+    return root
+
+
+def spool_of(run_config: Mapping[str, Any]) -> Path | None:
+    """The spool a run config names, or None when the app runs without fedsec."""
+    value = run_config.get(SPOOL_KEY)
+    return Path(str(value)) if value else None
+
+
+def append_line(path: Path, entry: Mapping[str, Any]) -> None:
+    """Append one JSON line (one ``write`` of the whole line, in append mode)."""
+    line = (json.dumps(dict(entry), sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every JSON line of ``path``."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def save_arrays(path: Path, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
+    """Write ``arrays`` and JSON ``meta`` to ``path`` atomically (no pickle)."""
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as handle:
+        np.savez(handle, __meta__=np.frombuffer(json.dumps(dict(meta)).encode(), np.uint8),
+                 **{k: np.asarray(v) for k, v in arrays.items()})
+    os.replace(tmp, path)
+
+
+def load_arrays(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """What :func:`save_arrays` wrote: the arrays and the metadata."""
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(bytes(data["__meta__"]).decode())
+        return {k: data[k] for k in data.files if k != "__meta__"}, meta
