@@ -127,8 +127,12 @@ def early_stop_judged(history: list[float], *, epochs: int, patience: int) -> Co
     'converged'
     >>> early_stop_judged([3.0, 2.0, 1.0], epochs=3, patience=2).stopped
     'budget'
+    >>> early_stop_judged([2.0] * 50 + [1.0] + [1.5] * 100, epochs=3000, patience=100).stopped
+    'converged'
     """
-    tail = min(1.0, patience / max(1, len(history)))
+    # half an epoch short of ``patience``: the window must not reach back to the best epoch
+    # through rounding (100 / 151 * 151 > 100)
+    tail = min(1.0, (patience - 0.5) / max(1, len(history)))
     return judge(history, budget=epochs, tail=tail, stopped_early=len(history) < epochs)
 
 
