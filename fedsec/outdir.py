@@ -7,6 +7,10 @@ refused with a message saying who has it. The holder removes the file when it is
 process that locked a file already removed tries again), so a finished directory holds only
 its results.
 
+The lock file is created with ``O_EXCL`` and opened with ``O_NOFOLLOW``: a symbolic link, a
+hard link or anything but a regular file planted at ``DIR/.fedsec.lock`` is refused, never
+written through (a link to another file would otherwise be truncated and overwritten).
+
 A process forked while the lock is held (an audit's ``--jobs`` workers) closes its copy of the
 descriptor at once, so the lock never outlives the process that took it. A lock whose recorded
 holder is gone, on this machine and in this process namespace, is stale (descendants of a
@@ -20,6 +24,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,7 +86,7 @@ def _acquire(path: Path, lock: Path) -> int:
     while True:
         try:
             path.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = _open_lock(lock)
         except OSError as error:
             raise ValidationError(f"Cannot write to {str(path)!r} ({error.strerror}); choose "
                                   "another output directory.") from None
@@ -100,6 +105,40 @@ def _acquire(path: Path, lock: Path) -> int:
         if _same_file(lock, fd):
             return fd
         os.close(fd)  # its holder removed it as we opened it: lock the new one
+
+
+_FLAGS = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_lock(lock: Path) -> int:
+    """A descriptor of the lock file: created afresh (``O_EXCL``), or the existing one opened
+    without following a link (``O_NOFOLLOW``; without blocking on a FIFO) and refused unless
+    it is a regular file with no other name."""
+    for _ in range(100):
+        try:
+            return os.open(lock, _FLAGS | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        try:
+            fd = os.open(lock, _FLAGS | getattr(os, "O_NONBLOCK", 0))
+            break
+        except FileNotFoundError:
+            continue  # removed by its holder between the two calls: create it
+        except OSError:
+            if os.path.islink(lock):
+                raise ValidationError(f"{str(lock)!r} is a symbolic link, not fedsec's lock "
+                                      "file; remove it (it was not followed).") from None
+            raise
+    else:
+        raise ValidationError(f"{str(lock)!r} keeps appearing and vanishing; another "
+                              "process is at work in this folder.")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        what = "a hard link to another file" if stat.S_ISREG(info.st_mode) else "not a file"
+        raise ValidationError(f"{str(lock)!r} is {what}, not fedsec's lock file; remove it "
+                              "(it was not written).")
+    return fd
 
 
 def _same_file(lock: Path, fd: int) -> bool:

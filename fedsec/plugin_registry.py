@@ -46,8 +46,9 @@ class Registry(Generic[C]):
     imports that one module (done lazily, on the first lookup of the name).
     Third-party packages register through the entry-point ``group``. Anywhere a
     name is accepted, ``package.module:Class`` loads a class directly; ``search``
-    names directories looked in first for the module (an audit scenario's own
-    folder), without editing ``sys.path``.
+    names directories the module is loaded from explicitly (an audit scenario's own
+    folder, appended to ``sys.path`` for the module's own imports:
+    :func:`import_from`).
 
     Examples
     --------
@@ -192,16 +193,36 @@ class Registry(Generic[C]):
         return cast("type[C]", cls)
 
 
-def import_from(module_name: str, search: SearchPath = ()) -> Any:
-    """Import ``module_name``, looking for its top-level package in ``search`` first.
+#: the scenario folders :func:`import_from` appended to ``sys.path``
+_APPENDED: set[str] = set()
 
-    A module found there is imported under its own name (so worker processes
-    and pickling find it again); the interpreter's ``sys.path`` is not changed.
+
+def import_from(module_name: str, search: SearchPath = ()) -> Any:
+    """Import ``module_name``, loading its top-level module from the ``search`` folders (an
+    audit scenario's own) when one holds it.
+
+    A module found there is loaded from that folder explicitly, under its own name (so worker
+    processes and pickling find it again), and the folder is appended to ``sys.path`` (never
+    put first), so that the module's own imports of its neighbours work while every installed
+    or standard module keeps precedence. A module there with the name of one the interpreter
+    could import otherwise is refused: it would shadow it for the whole process. A scenario's
+    components are code, run with the user's rights.
     """
     top = module_name.partition(".")[0]
     if search and top not in sys.modules:
-        spec = importlib.machinery.PathFinder.find_spec(top, [os.fspath(d) for d in search])
+        folders = [os.path.abspath(os.fspath(d)) for d in search]
+        spec = importlib.machinery.PathFinder.find_spec(top, folders)
         if spec is not None and spec.loader is not None:
+            shadowed = _installed(top, folders)
+            if shadowed is not None:
+                raise ValidationError(
+                    f"The module {top!r} beside the scenario ({spec.origin}) has the name of "
+                    f"an installed or standard module ({shadowed}); rename it: a scenario's "
+                    "module may not shadow one.")
+            for folder in folders:
+                if folder not in sys.path:
+                    sys.path.append(folder)
+                    _APPENDED.add(folder)
             module = importlib.util.module_from_spec(spec)
             sys.modules[top] = module
             try:
@@ -210,6 +231,18 @@ def import_from(module_name: str, search: SearchPath = ()) -> Any:
                 del sys.modules[top]
                 raise
     return importlib.import_module(module_name)
+
+
+def _installed(name: str, folders: Sequence[str]) -> str | None:
+    """Where the interpreter would find the top-level module ``name`` outside ``folders`` (a
+    built-in, frozen, or on ``sys.path``), or None."""
+    if name in sys.builtin_module_names or (
+            importlib.machinery.FrozenImporter.find_spec(name) is not None):
+        return "built in"
+    others = [p for p in sys.path if os.path.abspath(p or os.curdir) not in folders
+              and p not in _APPENDED]  # (another scenario's folder shadows nothing)
+    found = importlib.machinery.PathFinder.find_spec(name, others)
+    return None if found is None else str(found.origin or found.submodule_search_locations)
 
 
 def qualname(cls: type) -> str:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
 import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,11 +20,16 @@ from fedsec.audit.spec import AttackSpec, AuditSpec, Cell
 from fedsec.convergence import of_attack
 from fedsec.errors import FedsecError
 from fedsec.plugin_registry import SearchPath
+from fedsec.results import versions
 from fedsec.runner import RunConfig, RunResult, run
 from fedsec.threads import limited_threads
 from fedsec.views import build_view
 
 CELL_SCHEMA_VERSION = "1"
+#: Statuses a stored cell records.
+CELL_STATUSES = ("ok", "error")
+#: Input files larger than this are fingerprinted by size and time, not read whole.
+_HASHED_BYTES = 1 << 30
 
 
 def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
@@ -131,3 +142,131 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
+
+
+def cell_key(spec: AuditSpec, cell: Cell, digests: dict[str, str] | None = None) -> str:
+    """What a stored result must have been computed from to be reused: the cell's complete
+    effective configuration (every field of its run and every attack, scorer and their
+    parameters), the content of every input file it names (a CSV dataset, a split or
+    records file: any string of the configuration naming a file, beside the scenario or
+    from the working folder), and the versions of fedsec and the libraries that shape
+    results (:func:`fedsec.results.versions`). ``digests`` caches file digests by path
+    across the cells of one audit.
+
+    The cell's id names its file and stays stable; a stored result whose key differs is
+    stale and is run again.
+    """
+    config = run_config(spec, cell)
+    run_fields = {f.name: getattr(config, f.name) for f in fields(config)
+                  if f.name != "search_path"}  # where components are found, not what they are
+    attacks = [{"name": a.name, "threats": list(a.threats), "scorer": a.scorer,
+                "params": dict(a.params), "scorer_params": dict(a.scorer_params),
+                "show": a.show} for a in spec.attacks]
+    described = {"run": run_fields, "attacks": attacks, "schema": CELL_SCHEMA_VERSION}
+    cache = {} if digests is None else digests
+    inputs = {path: _file_digest(path, cache)
+              for path in sorted(set(_input_files(described, spec.base_dir, cache)))}
+    text = json.dumps({**described, "inputs": inputs, "versions": versions()},
+                      sort_keys=True, default=_json_default)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (tuple, set, frozenset)):
+        return sorted(value, key=str) if isinstance(value, (set, frozenset)) else list(value)
+    return str(value)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _input_files(described: Mapping[str, Any], base_dir: str,
+                 cache: dict[str, str]) -> Iterator[str]:
+    """The files the configuration names: each string (and each ``key=value`` option of a
+    ``NAME:key=value,...`` spec) that names a regular file, from the working folder or beside
+    the scenario, resolved (looked up once per audit: ``cache``)."""
+    for text in _strings(described):
+        memo = "\x00" + text
+        if memo not in cache:
+            cache[memo] = "\x00".join(_named_files(text, base_dir))
+        yield from filter(None, cache[memo].split("\x00"))
+
+
+def _named_files(text: str, base_dir: str) -> Iterator[str]:
+    candidates = [text]
+    if ":" in text or "=" in text:
+        candidates += [part.split("=", 1)[-1] for part in text.split(":", 1)[-1].split(",")]
+    for candidate in candidates:
+        if not candidate or len(candidate) > 4096 or "\x00" in candidate:
+            continue
+        for root in (Path.cwd(), Path(base_dir)):
+            try:
+                path = (root / candidate).resolve()
+                if path.is_file():
+                    yield str(path)
+            except (OSError, ValueError, RuntimeError):
+                continue
+
+
+def _file_digest(path: str, cache: dict[str, str]) -> str:
+    if path not in cache:
+        try:
+            info = os.stat(path)
+            if info.st_size > _HASHED_BYTES:
+                cache[path] = f"size={info.st_size},mtime_ns={info.st_mtime_ns}"
+            else:
+                digest = hashlib.sha256()
+                with open(path, "rb") as handle:
+                    while chunk := handle.read(1 << 20):
+                        digest.update(chunk)
+                cache[path] = digest.hexdigest()
+        except OSError as error:
+            cache[path] = f"unreadable: {error.strerror}"
+    return cache[path]
+
+
+def stored_cell_problem(result: Any, cell_id: str | None = None) -> str | None:
+    """Why ``result`` (a parsed cell file) is not a cell result this fedsec wrote (for the
+    cell ``cell_id``, when given), or None when its schema holds: the fields every result
+    has, with their types, and an ``ok`` result's metrics, cost and attacks."""
+    if not isinstance(result, dict):
+        return "not a JSON object"
+    if result.get("schema_version") != CELL_SCHEMA_VERSION:
+        return (f"schema version {str(result.get('schema_version'))[:20]!r} is not "
+                f"{CELL_SCHEMA_VERSION!r}")
+    if not isinstance(result.get("cell"), str) or (cell_id is not None
+                                                   and result["cell"] != cell_id):
+        return f"it names cell {str(result.get('cell'))[:20]!r}, not {cell_id!r}"
+    expected: dict[str, type | tuple[type, ...]] = {
+        "status": str, "configuration": str, "config": dict, "dataset": str, "command": str,
+        "seconds": (int, float)}
+    if result.get("status") == "ok":
+        expected.update(metrics=dict, reference_metrics=dict, cost=dict, versions=dict,
+                        backend=dict, attacks=list)
+    elif result.get("status") == "error":
+        expected["error"] = str
+    else:
+        return f"status {str(result.get('status'))[:20]!r} is not one of {CELL_STATUSES}"
+    for name, kind in expected.items():
+        if not isinstance(result.get(name), kind) or isinstance(result.get(name), bool):
+            return f"its {name!r} is missing or of the wrong type"
+    for i, entry in enumerate(result.get("attacks", [])):
+        if not (isinstance(entry, dict) and all(isinstance(entry.get(k), str)
+                                                for k in ("attack", "threat", "status"))):
+            return f"its attack {i} lacks a name, threat or status"
+        if entry["status"] == "ok" and not all(
+                isinstance(entry.get(k), t) for k, t in (("scores", dict), ("targets", list),
+                                                         ("info", dict))):
+            return f"its attack {i} lacks scores, targets or info"
+    return None

@@ -6,6 +6,20 @@ its result arrives, so resuming, ``--cell``, ``--fail-if`` and the report work a
 pool. Without a scheduler address it starts a :class:`~distributed.LocalCluster` on 127.0.0.1
 (one single-threaded worker process per job, no dashboard) and stops it at the end.
 
+A Dask scheduler runs whatever code its clients send on its workers, so the local cluster is
+closed to every other process: its scheduler and workers listen on 127.0.0.1 only, on ports
+the system picks (none of Dask's defaults, 8786 and 8787, is taken), and speak TLS with
+credentials made for this audit alone (:meth:`distributed.Security.temporary`: a certificate
+authority and keys held in this process's memory and handed to the workers it starts). A
+process that connects without them is refused at the TLS handshake.
+
+A cluster of your own (``--scheduler``) is as safe as you set it up: give a ``tls://``
+address and the client's credentials in Dask's configuration (``distributed.comm.tls.ca-file``,
+``distributed.comm.tls.client.cert`` and ``.key``, and ``distributed.comm.require-encryption``,
+in a YAML file of ``~/.config/dask/`` or as ``DASK_DISTRIBUTED__COMM__TLS__CA_FILE=...``
+environment variables); :func:`dask_results` takes them from there, or from ``security``. A
+``tcp://`` scheduler authenticates no one: ``fedsec audit`` warns about it.
+
 Each worker is set up by :class:`FedsecWorkerSetup`, as the local pool's workers are: one thread
 for the linear-algebra libraries (PyTorch's threads and deterministic algorithms are set around
 each model by :func:`fedsec.nn.deterministic`). A worker whose fedsec or result-shaping
@@ -35,7 +49,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from distributed import Client, LocalCluster, WorkerPlugin, as_completed
+from distributed import Client, LocalCluster, Security, WorkerPlugin, as_completed
 
 from fedsec.audit.cell import failed_cell, run_cell
 from fedsec.audit.spec import AuditSpec, Cell, parse_spec
@@ -46,6 +60,8 @@ from fedsec.results import versions
 CONNECT_TIMEOUT = 30.0
 WORKER_TIMEOUT = 60.0
 PLUGIN_NAME = "fedsec-worker-setup"
+#: where a local cluster listens
+LOCAL_HOST = "127.0.0.1"
 
 #: why this worker refuses cells (set by :class:`FedsecWorkerSetup`), None when it accepts them
 _REFUSAL: str | None = None
@@ -102,13 +118,16 @@ class FedsecWorkerSetup(WorkerPlugin):
 
 
 def dask_results(spec: AuditSpec, todo: list[Cell], *, jobs: int, scheduler: str | None,
-                 commands: Mapping[str, str]) -> Iterator[dict[str, Any]]:
+                 commands: Mapping[str, str], security: Security | None = None
+                 ) -> Iterator[dict[str, Any]]:
     """Each cell's result, in the order they finish, run on ``scheduler`` (an address such as
-    ``tcp://host:8786``) or on a local cluster of ``jobs`` worker processes.
+    ``tls://host:8786``, reached with ``security`` or else the credentials of Dask's
+    configuration) or on a local cluster of ``jobs`` worker processes (TLS, with credentials
+    of its own).
 
     ``commands`` maps each cell's id to the command that reruns it alone.
     """
-    with _connected(scheduler, jobs) as client:
+    with connected(scheduler, jobs, security) as client:
         _check_versions(client)
         client.register_plugin(FedsecWorkerSetup(versions()), name=PLUGIN_NAME)
         arguments = (dict(spec.raw), spec.source, spec.base_dir)
@@ -131,25 +150,63 @@ def dask_results(spec: AuditSpec, todo: list[Cell], *, jobs: int, scheduler: str
 
 
 @contextlib.contextmanager
-def _connected(scheduler: str | None, jobs: int) -> Iterator[Client]:
-    """A client of ``scheduler``, or of a local cluster started (and stopped) here."""
+def connected(scheduler: str | None, jobs: int,
+              security: Security | None = None) -> Iterator[Client]:
+    """A client of ``scheduler`` (with ``security``, or Dask's configured credentials), or of
+    a local cluster started (and stopped) here: ``jobs`` workers on 127.0.0.1, every link TLS
+    with credentials made for it alone, no port of Dask's defaults taken."""
     where = ("a local Dask cluster" if scheduler is None
              else f"the Dask scheduler at {scheduler}")
     with contextlib.ExitStack() as stack:
         try:
             if scheduler is None:
+                own = Security.temporary()
                 cluster = stack.enter_context(LocalCluster(
-                    n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, memory_limit=0))
-                client = stack.enter_context(Client(cluster, timeout=CONNECT_TIMEOUT))
+                    n_workers=jobs, threads_per_worker=1, processes=True, host=LOCAL_HOST,
+                    protocol="tls://", security=own, scheduler_port=0,
+                    dashboard_address=None, worker_dashboard_address=None,
+                    # the scheduler serves its health routes even without a dashboard:
+                    # on a port of its own, not Dask's default 8787
+                    scheduler_kwargs={"dashboard_address": f"{LOCAL_HOST}:0"},
+                    memory_limit=0))
+                client = stack.enter_context(Client(cluster, security=own,
+                                                    timeout=CONNECT_TIMEOUT))
             else:
-                client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT))
+                client = stack.enter_context(Client(scheduler, security=security,
+                                                    timeout=CONNECT_TIMEOUT))
             client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+        except TypeError as error:  # distributed's word for missing TLS credentials
+            if "TLS" not in str(error):
+                raise
+            raise ValidationError(f"Could not run on {where}: it speaks TLS and this client "
+                                  "has no credentials for it; set them in Dask's configuration "
+                                  "(distributed.comm.tls.ca-file, distributed.comm.tls.client."
+                                  "cert and .key).") from None
         except (OSError, TimeoutError) as error:
             raise ValidationError(f"Could not run on {where}: {error}. Check that the "
                                   "scheduler runs and has workers ('dask scheduler', then "
-                                  "'dask worker ADDRESS' on each machine).") from None
+                                  "'dask worker ADDRESS' on each machine), and, for tls://, "
+                                  "the credentials in Dask's configuration.") from None
         yield client
+
+
+def unauthenticated(scheduler: str | None) -> str | None:
+    """A warning when ``scheduler`` is reached without TLS (anyone who reaches it can run
+    code on its workers), else None.
+
+    Examples
+    --------
+    >>> unauthenticated("tls://10.0.0.5:8786") is None
+    True
+    >>> print(unauthenticated("tcp://10.0.0.5:8786"))  # doctest: +ELLIPSIS
+    the Dask scheduler at tcp://10.0.0.5:8786 authenticates no one: ...
+    """
+    if scheduler is None or scheduler.startswith("tls://"):
+        return None
+    return (f"the Dask scheduler at {scheduler} authenticates no one: any process that "
+            "reaches it can run code on its workers, and read the audit's data; give a "
+            "tls:// address with credentials in Dask's configuration "
+            "(distributed.comm.tls.*)")
 
 
 def _check_versions(client: Client) -> None:

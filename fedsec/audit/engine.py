@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from fedsec.audit.cell import run_cell
+from fedsec.audit.cell import cell_key, run_cell, stored_cell_problem
 from fedsec.audit.spec import AuditSpec, Cell, parse_spec
 from fedsec.errors import ValidationError
 from fedsec.outdir import hold
@@ -37,16 +37,27 @@ def cell_path(out_dir: Path, cell: Cell) -> Path:
     return out_dir / CELLS_DIR / f"{cell.id}.json"
 
 
-def is_done(out_dir: Path, cell: Cell) -> bool:
-    """A cell is done when its file exists and records a successful run."""
+def is_done(out_dir: Path, cell: Cell, key: str | None = None) -> bool:
+    """A cell is done when its file holds a successful result this fedsec wrote for it (its
+    schema and id checked: :func:`~fedsec.audit.cell.stored_cell_problem`) and, given its
+    ``key`` (:func:`~fedsec.audit.cell.cell_key`), computed from the same configuration,
+    inputs and versions."""
+    result = stored_cell(out_dir, cell)
+    return (result is not None and result["status"] == "ok"
+            and (key is None or result.get("key") == key))
+
+
+def stored_cell(out_dir: Path, cell: Cell) -> dict[str, Any] | None:
+    """The result stored for ``cell``, or None when there is none or it is not a valid cell
+    result of this cell (damaged, planted, of another schema or another cell)."""
     path = cell_path(out_dir, cell)
     if not path.is_file():
-        return False
+        return None
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False  # damaged: run it again
-    return isinstance(result, dict) and result.get("status") == "ok"
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None  # damaged: run it again
+    return result if stored_cell_problem(result, cell.id) is None else None
 
 
 def rerun_command(spec: AuditSpec, out_dir: Path, cell: Cell) -> str:
@@ -117,37 +128,40 @@ def run_cells(spec: AuditSpec, out: Path, *, jobs: int = 1, executor: str = "loc
         if not cells:
             raise ValidationError(f"No cell {only!r} in {spec.source}; the ids are printed by "
                                   "'fedsec audit' and stored in the result files.")
-    todo = cells if only is not None else [c for c in cells if not is_done(out, c)]
+    digests: dict[str, str] = {}
+    keys = {c.id: cell_key(spec, c, digests) for c in cells}
+    todo = cells if only is not None else [c for c in cells if not is_done(out, c, keys[c.id])]
     warm_up = _WarmUp(len(todo), 0 if scheduler is not None else max(jobs, 1))
     already = len(cells) - len(todo)
     where = (f"with {jobs} job(s)" if executor == "local"
              else f"on Dask ({jobs} local worker(s))" if scheduler is None
              else f"on the Dask scheduler at {scheduler}")
     again = (f" (cell {only} ran before: its result is replaced)"
-             if only is not None and is_done(out, cells[0]) else "")
+             if only is not None and is_done(out, cells[0], keys[cells[0].id]) else "")
     say(f"{len(cells)} cells, {already} already done, {len(todo)} to run {where}{again}")
     if on_progress is not None and todo:
         on_progress(Progress("audit", already, len(cells), "cell", resumed=already))
     try:  # closed on any exception too: that stops the workers, or the cluster, at once
         with contextlib.closing(_results(spec, out, todo, jobs) if executor == "local"
                                 else _dask_results(spec, out, todo, jobs, scheduler)) as results:
-            _collect(results, out, todo, len(cells), already, say, on_progress, warm_up)
+            _collect(results, out, todo, keys, len(cells), already, say, on_progress,
+                     warm_up)
         warm_up.finished(len(todo))
     finally:
         # never leave it drawing in native code while the report starts or the process exits
         warm_up.join()
-    return [json.loads(cell_path(out, c).read_text(encoding="utf-8")) for c in cells
-            if cell_path(out, c).is_file()]
+    return [result for c in cells if (result := stored_cell(out, c)) is not None]
 
 
-def _collect(results: Iterator[dict[str, Any]], out: Path, todo: list[Cell], n_cells: int,
-             already: int, say: Callable[[str], None], on_progress: ProgressHook | None,
-             warm_up: _WarmUp) -> None:
-    """Write each result as it arrives, and say so."""
+def _collect(results: Iterator[dict[str, Any]], out: Path, todo: list[Cell],
+             keys: dict[str, str], n_cells: int, already: int, say: Callable[[str], None],
+             on_progress: ProgressHook | None, warm_up: _WarmUp) -> None:
+    """Write each result as it arrives (with the key it was computed from), and say so."""
     started = time.perf_counter()
     for i, result in enumerate(results, start=1):
         warm_up.finished(i)
         cell = next(c for c in todo if c.id == result["cell"])
+        result["key"] = keys[cell.id]
         write_json(cell_path(out, cell), result)
         status = result["status"] if result["status"] != "error" else f"error: {result['error']}"
         if on_progress is not None:

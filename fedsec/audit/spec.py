@@ -42,8 +42,10 @@ backends lacking operations a protocol needs, defences that do not apply,
 threat models naming unknown parties. Every run of the grid is planned
 (:func:`fedsec.plan.plan`) exactly as ``fedsec run`` would plan it.
 
-A ``package.module:Class`` component is looked for beside the scenario first,
-then on the interpreter's import path.
+A ``package.module:Class`` component whose top-level module sits beside the scenario is loaded
+from that folder explicitly (the folder is appended to the import path, never put first, and a
+module there named like an installed or standard one is refused); otherwise it is imported from
+the interpreter's import path. A scenario's components are code, run with the user's rights.
 """
 
 from __future__ import annotations

@@ -36,6 +36,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the whole outcome as JSON: every score, per target, and the "
                         "attack's facts (the default is a short summary)")
+    p.add_argument("--verify-key", metavar="PUBLIC.pem",
+                   help="attack only a transcript signed by this Ed25519 key (PEM): an "
+                        "unsigned, wrongly signed or edited one is refused")
     p.set_defaults(handler=handle)
 
 
@@ -45,17 +48,10 @@ def handle(args: argparse.Namespace) -> int:
     from fedsec.convergence import of_attack
     from fedsec.private_store import FILE_NAME as PRIVATE_FILE
     from fedsec.private_store import check_same_run, load_private
-    from fedsec.transcript import read_transcript
     from fedsec.views import build_view
 
     path = Path(args.transcript)
-    transcript = read_transcript(path)
-    report = transcript.verify()
-    if report.status == "tampered":
-        raise TranscriptError(f"{path} failed its integrity check ({report.summary()}); "
-                              "attacking an altered transcript would give meaningless scores.")
-    if not report.ok:
-        print(f"fedsec: warning: {report.summary()}; attacking the readable part", file=sys.stderr)
+    transcript, report = _read_checked(path, args.verify_key)
     head = str((transcript.footer or {}).get("head", ""))
     beside = path.parent / PRIVATE_FILE
     if beside.is_file() and head:
@@ -112,6 +108,33 @@ def handle(args: argparse.Namespace) -> int:
     glossary = tuple(getattr(type(scorer), "glossary", {}))
     print("\n".join(summary_lines(outcome, shapes, glossary)))
     return 0
+
+
+def _read_checked(path: Path, verify_key: str | None) -> tuple[Any, Any]:
+    """The transcript at ``path`` and its integrity report: refused when tampered, or, with a
+    ``verify_key`` file, unless it is intact (or aborted) and signed by that key."""
+    from fedsec.transcript import check_file, read_transcript
+
+    if verify_key is None:
+        transcript = read_transcript(path)
+        report = transcript.verify()
+    else:
+        from fedsec.transcript.signing import load_verify_key
+
+        verdict = check_file(path, verify_key=load_verify_key(verify_key))
+        if verdict.report is None or verdict.transcript is None:
+            raise TranscriptError(f"{path}: {verdict.summary()}.")
+        transcript, report = verdict.transcript, verdict.report
+        if report.status not in ("complete", "aborted"):
+            raise TranscriptError(f"{path} is not a complete transcript signed by "
+                                  f"{verify_key} ({report.summary()}); with --verify-key only "
+                                  "a signed transcript is attacked.")
+    if report.status == "tampered":
+        raise TranscriptError(f"{path} failed its integrity check ({report.summary()}); "
+                              "attacking an altered transcript would give meaningless scores.")
+    if not report.ok:
+        print(f"fedsec: warning: {report.summary()}; attacking the readable part", file=sys.stderr)
+    return transcript, report
 
 
 def _check_scorer(attack: Any, scorer: Any) -> None:

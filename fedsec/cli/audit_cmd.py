@@ -28,9 +28,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="where the cells run: 'local', this machine's processes (default), "
                         "or 'dask', a Dask cluster (needs pip install \"fedsec[dask]\")")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="with --executor dask: an existing Dask scheduler's address (default: "
-                        "a local cluster of --jobs workers on 127.0.0.1)")
+    p.add_argument("--scheduler", metavar="tls://HOST:PORT",
+                   help="with --executor dask: an existing Dask scheduler's address, reached "
+                        "with the TLS credentials of Dask's configuration "
+                        "(distributed.comm.tls.*; a tcp:// address authenticates no one and "
+                        "is warned about) (default: a local cluster of --jobs workers on "
+                        "127.0.0.1, TLS with credentials of its own)")
     p.add_argument("--cell", help="run only this cell id (printed in results and reports), "
                                   "again if it ran before: its stored result is replaced")
     p.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
@@ -64,6 +67,12 @@ def handle_audit(args: argparse.Namespace) -> int:
     jobs = 1 if args.jobs is None else args.jobs
     check_int(jobs, owner="fedsec audit", name="--jobs", min_value=1)
     check_executor(args.executor, args.scheduler)
+    if args.executor == "dask":
+        from fedsec.audit.dask_executor import unauthenticated
+
+        warning = unauthenticated(args.scheduler)
+        if warning is not None:
+            print(f"fedsec: warning: {warning}", file=sys.stderr)
     thread_limit()  # a bad FEDSEC_THREADS is refused before anything runs
     spec = load_spec(args.spec)
     check_gates(gates, [registry.get("scorer", a.scorer, search=spec.search_path)

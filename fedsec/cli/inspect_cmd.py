@@ -19,7 +19,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("transcript", help="path to a transcript.arrow file")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--verify-key", metavar="PUBLIC.pem",
-                   help="also require a signature by this Ed25519 key (PEM) over the end record")
+                   help="also require a signature by this Ed25519 key (PEM) over the format, "
+                        "header and end record (formats 1 and 2, which carry no seal, "
+                        "are refused)")
     p.set_defaults(handler=handle)
 
 

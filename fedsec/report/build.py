@@ -23,7 +23,7 @@ from fedsec.report.strongest import strongest
 from fedsec.report.sweeps import defence_png, defended_parameters, sweep_png
 from fedsec.report.tidy import write_tidy
 from fedsec.report.wording import level
-from fedsec.results import write_json
+from fedsec.results import write_atomically, write_json
 
 REPORT_SCHEMA_VERSION = "1"
 
@@ -78,7 +78,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         if old.suffix in (".png", ".svg") and old.name not in plots:
             old.unlink()
     for name, data in plots.items():
-        (out / "plots" / name).write_bytes(data)
+        _write_bytes(out / "plots" / name, data)
     _write_text(out / "report.html", html_report(report, plots))
     _write_text(out / "report.md", markdown_report(report, [f"plots/{n}" for n in plots]))
     json_report = {**report, "who_learned": [{"threat": t, "attack": a, "configurations": c}
@@ -147,14 +147,17 @@ def glossary(configs: list[dict[str, Any]], scorers: dict[str, Any]) -> dict[str
 
 def _read_cells(paths: list[Path]) -> tuple[list[dict[str, Any]], list[str]]:
     """The cell results that parse, and the names of the files that do not (a damaged cell
-    is left out of the report like a stale one; the next 'fedsec audit' reruns it)."""
+    is left out of the report like a stale one, and so is one that is not a cell result
+    of the id its name gives; the next 'fedsec audit' reruns it)."""
+    from fedsec.audit.cell import stored_cell_problem
+
     cells, unreadable = [], []
     for path in paths:
         try:
             cell = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             cell = None
-        if isinstance(cell, dict) and isinstance(cell.get("cell"), str):
+        if stored_cell_problem(cell, path.stem) is None:  # the schema and the file's id
             cells.append(cell)
         else:
             unreadable.append(f"{path.stem} (unreadable)")
@@ -207,6 +210,13 @@ def _slug(text: str) -> str:
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write ``text`` atomically, owner-only, through a fresh temporary file (never through a
+    link planted beside ``path``)."""
+    _write_bytes(path, text.encode("utf-8"))
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    def write(tmp: Path) -> None:
+        tmp.write_bytes(data)
+
+    write_atomically(path, write)

@@ -160,10 +160,15 @@ class ChainCheck:
         if footer.get("head") != self.head.hex():
             problems.append("the final chain value does not match the end record")
             return "tampered"
-        if (self.version in SEALED_FORMATS
+        # formats 1 and 2 wrote no seal; one there must still be the chain's (a seal copied
+        # from a signed file of a later format is refused, not ignored)
+        if ((self.version in SEALED_FORMATS or "end" in footer)
                 and footer.get("end") != seal(self.head, footer, self.version).hex()):
             problems.append("the end record does not match the chain: its status, message "
-                            "count or error was edited")
+                            "count or error was edited"
+                            + ("" if self.version in SEALED_FORMATS else
+                               f", or it was copied from a file of another format (format "
+                               f"{self.version} records no seal)"))
             return "tampered"
         if footer.get("status") != "complete":
             problems.append(f"the run aborted: {footer.get('error', 'no reason recorded')}")

@@ -90,8 +90,9 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
     :func:`fedsec.cost.summarize`); its result is the verdict's ``consumed``. With ``traffic``,
     the verdict's ``traffic`` sums the messages' cost from each batch's columns (without
     building a message: as fast as the chain's check in format 4). With
-    ``verify_key``, an intact file must also be signed by that key over its end record
-    (:mod:`fedsec.transcript.signing`); otherwise it is ``tampered``.
+    ``verify_key``, an intact (or aborted) file must also be signed by that key over its format
+    version, header and end record (:mod:`fedsec.transcript.signing`), and be of a format that
+    seals its end record (3 or later); otherwise it is ``tampered``.
 
     Raises
     ------
@@ -149,8 +150,10 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
         footer = stream.footer
     if report.ok:
         report = _against_result(Path(path), footer, report)
-    if report.ok and verify_key is not None:
-        problem = signature_problem(footer, verify_key)
+    if verify_key is not None and (report.ok or report.status == "aborted"):
+        # an aborted run's record is intact and signed too; anything else is refused already
+        problem = signature_problem(footer, verify_key, header=stream.header,
+                                    version=stream.version)
         if problem is not None:
             report = dataclasses.replace(report, ok=False, status="tampered", problems=(problem,))
     status = "intact" if report.ok else report.status

@@ -7,6 +7,11 @@ a message's metadata, its round, the header, the end record), a message is dropp
 swapped, and the file is written again as a valid Arrow file, without recomputing the chain.
 Every edit changes chained content, so a reader must report it; byte damage may hit what the
 chain does not cover (timings, batch checkpoints, padding), and then leaves the record intact.
+**Downgrades** (what a forger does): a payload is edited and the whole file re-chained, as
+anyone can, as format 1, 2 or 3, keeping the original footer's seal (``end``), signature and
+signer; the seal no longer matches the chain, so a reader must report it too.
+:func:`rechain` makes the stronger forgeries, which only a signature detects (the seal dropped
+or recomputed): :data:`FORGERIES` names them.
 
 Used by the property test of the reader (the default suite) and by the campaign in
 ``tests/benchmarks/transcript_fuzz.py``.
@@ -16,22 +21,31 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from collections.abc import Callable
 from hashlib import sha256
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from fedsec.transcript import arrow_format as fmt
-from fedsec.transcript.message import canonical_json
-from fedsec.transcript.payload import encode
+from fedsec.transcript.batch_chain import BATCH_FORMATS, BatchChain
+from fedsec.transcript.message import NO_DIGEST, canonical_json, genesis, link, seal
+from fedsec.transcript.payload import decode, encode
 from fedsec.transcript.transcript import Transcript
 
 BYTE_DAMAGE = ("flip", "overwrite", "insert", "delete", "truncate", "copy_span")
+DOWNGRADES = ("downgrade_1", "downgrade_2", "downgrade_3")
 EDITS = ("edit_payload", "edit_meta", "edit_round", "edit_header", "edit_footer", "drop_message",
-         "swap_messages")
+         "swap_messages", *DOWNGRADES)
 MUTATIONS = BYTE_DAMAGE + EDITS
+#: Re-chained forgeries as ``(format, what becomes of the seal)``: ``keep`` the original's,
+#: ``drop`` it (what a format 1 or 2 file looks like) or ``reseal`` (recompute it). Only a
+#: signature detects those that drop or recompute the seal.
+FORGERIES = tuple((version, end) for version in ("1", "2", "3", "4")
+                  for end in ("keep", "drop", "reseal"))
 
 
 def mutate(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
@@ -45,6 +59,8 @@ def mutate(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
     """
     if kind in BYTE_DAMAGE:
         return _BYTES[kind](bytearray(data), rng)
+    if kind in DOWNGRADES:
+        return rechain(data, kind.rsplit("_", 1)[1], "keep", rng)
     if kind in EDITS:
         return _edit(data, kind, rng)
     raise ValueError(f"unknown mutation {kind!r}; expected one of {MUTATIONS}")
@@ -134,6 +150,57 @@ def _edit(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
             writer.write_batch(batch.replace_schema_metadata(schema.metadata),
                                custom_metadata=custom)
     return sink.getvalue()
+
+
+def rechain(data: bytes, version: str, end: str, rng: np.random.Generator) -> bytes:
+    """``data`` (a finished transcript file) with one payload byte changed, re-chained from
+    scratch as format ``version`` (as anyone can: the algorithm is open), its footer's status,
+    count, signature and signer kept; the seal ``end`` kept (``"keep"``), removed
+    (``"drop"``) or recomputed (``"reseal"``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.arrow"
+        path.write_bytes(data)
+        from fedsec.transcript.reader import read_transcript
+
+        original = read_transcript(path)
+        messages = list(original.messages)
+        editable = [i for i, m in enumerate(messages) if len(encode(m.payload)[3])]
+        if editable:
+            i = editable[int(rng.integers(len(editable)))]
+            kind, dtype, shape, raw = encode(messages[i].payload)
+            flipped = bytearray(raw)
+            flipped[int(rng.integers(len(flipped)))] ^= 0x01
+            messages[i] = messages[i]._replace(payload=decode(kind, dtype, shape,
+                                                              bytes(flipped)))
+        elif messages:
+            messages[0] = messages[0]._replace(tag=messages[0].tag + "x")
+        header_json = canonical_json(dict(original.header))
+        if version in BATCH_FORMATS:
+            from fedsec.transcript.sink import to_batch
+
+            messages = [m._replace(digest=NO_DIGEST) for m in messages]
+            chain = BatchChain(header_json, version)
+            if messages:
+                chain.add(to_batch([(m, encode(m.payload)[3]) for m in messages],
+                                   fmt.bare_schema(version)))
+            head = chain.head()
+        else:
+            head = genesis(header_json, version)
+            for j, m in enumerate(messages):
+                head = link(head, m.seq, m.round, m.phase, m.sender, m.receiver, m.tag, m.kind,
+                            m.protection, m.key_id, m.dtype, m.shape, m.size, m.meta_json,
+                            encode(m.payload)[3], version)
+                messages[j] = m._replace(digest=head)
+        footer = dict(original.footer or {})
+        footer["head"] = head.hex()
+        if end == "drop":
+            footer.pop("end", None)
+        elif end == "reseal":
+            footer["end"] = seal(head, footer, version).hex()
+        forged = Transcript(header=original.header, messages=tuple(messages), footer=footer,
+                            format_version=version)
+        forged.save(path)
+        return path.read_bytes()
 
 
 def fingerprint(transcript: Transcript) -> str:

@@ -275,7 +275,8 @@ class TranscriptWriter:
                 footer["error"] = error
             footer["end"] = seal(head, footer).hex()
             if self._sign_key is not None:
-                footer.update(sign(self._sign_key, footer["end"]))
+                footer.update(sign(self._sign_key, footer, header=self.header,
+                                   version=CHAIN_FORMAT))
             if disk is not None:
                 disk.sink.finish(footer)
                 messages: Sequence[Message] = MessageLog(disk.sink.path, self._count)

@@ -9,32 +9,48 @@ key, on the first message between them; the first frame on a new connection name
 that opened it. Every frame sent, received or kept is digested (BLAKE3) and logged as one
 JSON line: ``{"seq", "event", "peer", "tag", "digest", "bytes"}``.
 
+Any local process can connect to a listener. A connection is greeted in a thread of its own
+(the authentication challenge, then the hello naming the party), which must end within
+``handshake_timeout`` seconds and reads lengths of at most :data:`MAX_HELLO_BYTES`: a
+stranger that connects and closes, announces a 2 GiB frame, or stays silent is dropped, and
+the listener goes on taking the peers' connections. At most :data:`MAX_GREETINGS`
+connections are greeted at once (more are closed at once).
+
 This module imports neither numpy nor the transcript package: a party's process starts in a
 fraction of the coordinator's start-up time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import socket
 import threading
+import time
 from multiprocessing import AuthenticationError
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Client, Connection, answer_challenge, deliver_challenge
 from typing import Any
 
 from fedsec.errors import TransportError
 from fedsec.transport.frame import digest, pack_control, receive, send, socket_bytes, unpack
 
 HOST = "127.0.0.1"
+#: Seconds a new connection gets to authenticate and name its party.
+HANDSHAKE_SECONDS = 10.0
+#: The longest hello a connection may announce (it names a party).
+MAX_HELLO_BYTES = 4096
+#: Connections greeted at the same time; more are closed at once.
+MAX_GREETINGS = 64
 
 
 def serve(name: str, control: socket.socket, authkey: bytes, log_path: str,
-          timeout: float) -> None:
+          timeout: float, handshake_timeout: float = HANDSHAKE_SECONDS) -> None:
     """Serve the coordinator's requests until it says stop or goes away (the process's
     target). Interrupts go to the coordinator, which ends this process itself."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    endpoint = _Endpoint(name, authkey, timeout, log_path)
+    endpoint = _Endpoint(name, authkey, timeout, log_path, handshake_timeout)
     try:
         send(control, pack_control({"op": "ready", "port": endpoint.port}))
         while True:
@@ -55,20 +71,35 @@ def serve(name: str, control: socket.socket, authkey: bytes, log_path: str,
         endpoint.close()
 
 
+def _new_log(path: str) -> Any:
+    """The party's log, created afresh and owner-only, never through a link planted there."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o600)
+    return open(fd, "w", encoding="utf-8", buffering=1)
+
+
 class _Endpoint:
     """The party's listening socket, its connections to peers, and its log."""
 
-    def __init__(self, name: str, authkey: bytes, timeout: float, log_path: str) -> None:
+    def __init__(self, name: str, authkey: bytes, timeout: float, log_path: str,
+                 handshake_timeout: float = HANDSHAKE_SECONDS) -> None:
         self.name = name
         self.authkey = authkey
         self.timeout = timeout
-        self.listener = Listener((HOST, 0), authkey=authkey)
-        self.port = int(self.listener.address[1])
+        self.handshake_timeout = handshake_timeout
+        self.listener = socket.create_server((HOST, 0), backlog=128)
+        self.port = int(self.listener.getsockname()[1])
+        self.closing = False
+        self.greeting = threading.BoundedSemaphore(MAX_GREETINGS)
+        #: strangers' connections dropped (for tests and the log)
+        self.dropped = 0
         self.ports: dict[str, int] = {}
         self.outgoing: dict[str, Connection] = {}
         self.incoming: dict[str, Connection] = {}
         self.arrived = threading.Condition()
-        self.log = open(log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - lines
+        self.log = _new_log(log_path)
         self.counts = {"sent": 0, "received": 0, "kept": 0, "socket_bytes_sent": 0,
                        "socket_bytes_received": 0, "connections_opened": 0}
         threading.Thread(target=self._accept, name=f"accept:{name}", daemon=True).start()
@@ -87,7 +118,8 @@ class _Endpoint:
             return self._keep(body)
         if op == "stop":
             self.log.close()
-            return pack_control({"op": "stopped", **self.counts})
+            return pack_control({"op": "stopped", **self.counts,
+                                 "connections_dropped": self.dropped})
         raise TransportError(f"Unknown request {op!r} from the coordinator.")
 
     def _send(self, frame: memoryview) -> bytes:
@@ -145,28 +177,85 @@ class _Endpoint:
         return echo(reply, frame) if echo is not None else pack_control(reply)
 
     def _accept(self) -> None:
-        """Take peers' connections as they come (a thread): each names its party first."""
+        """Take connections as they come (a thread); each is greeted in a thread of its own,
+        so no connection can hold up the next."""
         while True:
             try:
-                connection = self.listener.accept()
-            except AuthenticationError:  # a stranger without the run's key: refused
+                sock, _ = self.listener.accept()
+            except OSError:
+                if self.closing:
+                    return  # the listener was closed
+                time.sleep(0.05)  # out of descriptors, a connection reset before accept ...
                 continue
-            except OSError:  # the listener was closed
-                return
-            try:
-                if not connection.poll(self.timeout):
-                    raise EOFError("no hello")
-                hello, _ = unpack(connection.recv_bytes())
-            except (EOFError, OSError):  # TransportError (a malformed hello) is an OSError
-                connection.close()
+            if not self.greeting.acquire(blocking=False):
+                self._drop(sock)
                 continue
-            with self.arrived:
-                self.incoming[str(hello.get("from"))] = connection
-                self.arrived.notify_all()
+            threading.Thread(target=self._greet, args=(sock,), daemon=True,
+                             name=f"greet:{self.name}").start()
+
+    def _greet(self, sock: socket.socket) -> None:
+        """Authenticate a new connection and read the hello naming its party, within the
+        handshake deadline; anything else (a stranger) closes it."""
+        try:
+            greeted = self._handshake(sock)
+        finally:
+            self.greeting.release()
+        if greeted is None:
+            return
+        peer, connection = greeted
+        with self.arrived:
+            self.incoming[peer] = connection
+            self.arrived.notify_all()
+
+    def _handshake(self, sock: socket.socket) -> tuple[str, Connection] | None:
+        lock, over = threading.Lock(), [False]
+
+        def expire() -> None:  # wakes a read blocked on a silent or slow connection
+            with lock:
+                if not over[0]:
+                    over[0] = True
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(self.handshake_timeout, expire)
+        timer.daemon = True
+        connection = Connection(os.dup(sock.fileno()))
+        timer.start()
+        try:
+            deliver_challenge(connection, self.authkey)
+            answer_challenge(connection, self.authkey)
+            hello, _ = unpack(connection.recv_bytes(MAX_HELLO_BYTES))
+            peer = hello.get("from")
+            if not isinstance(peer, str) or not peer:
+                raise TransportError("a hello that names no party")
+        except (AuthenticationError, EOFError, OSError, ValueError):
+            # a stranger: no key, a closed or silent connection, a bad length or hello
+            # (TransportError is an OSError)
+            connection.close()
+            self._drop(sock)
+            return None
+        finally:
+            timer.cancel()
+        with lock:
+            late, over[0] = over[0], True
+        sock.close()  # the connection holds its own descriptor
+        if late:
+            connection.close()
+            self.dropped += 1
+            return None
+        return peer, connection
+
+    def _drop(self, sock: socket.socket) -> None:
+        self.dropped += 1
+        with contextlib.suppress(OSError):
+            sock.close()
 
     def close(self) -> None:
         if not self.log.closed:
             self.log.close()
         for connection in (*self.outgoing.values(), *self.incoming.values()):
             connection.close()
+        self.closing = True
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept
         self.listener.close()

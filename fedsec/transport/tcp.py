@@ -48,7 +48,7 @@ from fedsec.transport.frame import (
     unpack,
 )
 from fedsec.transport.logs import Entry, check_party_logs, log_file
-from fedsec.transport.party import HOST, serve
+from fedsec.transport.party import HANDSHAKE_SECONDS, HOST, serve
 from fedsec.validation import check_float
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,6 +72,10 @@ class TcpTransport:
         for its peer) before the run fails.
     start_timeout : float
         Seconds the party processes get to start and listen.
+    handshake_timeout : float
+        Seconds a new connection to a party's listener gets to authenticate and name its
+        party; a stranger's connection is dropped then, without harm to the run
+        (:mod:`fedsec.transport.party`).
     on_delivered : callable, optional
         Called as ``on_delivered(transport, n)`` after the ``n``-th message is recorded; a
         hook for fault-injection tests (:attr:`pids` names each party's process).
@@ -88,10 +92,16 @@ finite number > 0.0. Got 0.0 instead.
     kind = "tcp"
 
     def __init__(self, *, timeout: float = 60.0, start_timeout: float = 60.0,
+                 handshake_timeout: float = HANDSHAKE_SECONDS,
                  on_delivered: Callable[[TcpTransport, int], None] | None = None) -> None:
         owner = "the tcp transport"
         self.timeout = check_float(timeout, owner=owner, name="timeout", min_value=0.0,
                                    min_inclusive=False)
+        self.handshake_timeout = check_float(handshake_timeout, owner=owner,
+                                             name="handshake_timeout", min_value=0.0,
+                                             min_inclusive=False)
+        #: Each party's listening port on 127.0.0.1, once open.
+        self.ports: dict[str, int] = {}
         self.start_timeout = check_float(start_timeout, owner=owner, name="start_timeout",
                                          min_value=0.0, min_inclusive=False)
         self.on_delivered = on_delivered
@@ -128,7 +138,8 @@ finite number > 0.0. Got 0.0 instead.
             ours, theirs = socket.socketpair()
             process = context.Process(
                 target=serve, name=f"fedsec-party:{name}", daemon=True,
-                args=(name, theirs, authkey, str(log_file(self.log_dir, name)), self.timeout),
+                args=(name, theirs, authkey, str(log_file(self.log_dir, name)), self.timeout,
+                      self.handshake_timeout),
             )
             self._processes[name] = process
             self._controls[name] = ours
@@ -137,6 +148,7 @@ finite number > 0.0. Got 0.0 instead.
             ours.settimeout(self.timeout)
         ready = self._await(names, self.start_timeout, "starting")
         ports = {name: int(fields["port"]) for name, (fields, _) in ready.items()}
+        self.ports = dict(ports)
         for name in names:
             self._request(name, {"op": "peers", "ports": ports}, what="learning its peers")
         self._await(names, self.timeout, "learning its peers")
@@ -225,6 +237,7 @@ finite number > 0.0. Got 0.0 instead.
             "messages_kept": sum(int(s.get("kept", 0)) for s in stopped),
             "socket_bytes": self.socket_bytes,
             "connections": sum(int(s.get("connections_opened", 0)) for s in stopped),
+            "connections_dropped": sum(int(s.get("connections_dropped", 0)) for s in stopped),
             "control_bytes": self.control_bytes,
             "digests_matched": len(self._entries),
             "log_lines_checked": self._lines_checked,

@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fedsec.audit import load_spec, run_audit
@@ -69,6 +70,10 @@ def test_audit_writes_cells_and_a_report(tmp_path: Path) -> None:
     assert all(c["command"].startswith("fedsec audit") and "--cell" in c["command"]
                for c in cells)
     assert "estimates" not in json.dumps(data)  # reconstructions are never stored
+    # every file of the audit is its owner's only, the report's and its plots' too
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"report.html", "report.md", "results.csv"}
+    assert {p.relative_to(tmp_path) for p in written if p.stat().st_mode & 0o077} == set()
 
 
 def test_rerunning_skips_finished_cells(tmp_path: Path) -> None:
@@ -279,3 +284,73 @@ def test_plotting_is_prepared_only_on_a_core_the_cells_leave_idle(
             started.append(n)
     warm_up.join()
     assert started == [starts_after]
+
+
+CSV_SCENARIO = """
+[audit]
+name = "csv"
+protocols = ["secure-sum"]
+dataset = "data.csv"
+seeds = [0]
+
+[[attacks]]
+name = "contribution-readout"
+as = ["aggregator"]
+"""
+
+
+def test_a_changed_csv_dataset_or_fedsec_version_reruns_the_cell(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fedsec import results
+    from fedsec.audit.engine import is_done
+
+    monkeypatch.chdir(tmp_path)  # the CSV path is read from the working folder
+    rng = np.random.default_rng(0)
+    rows = ["a,b,c,label"] + [f"{x:.3f},{y:.3f},{z:.3f},{i % 2}"
+                              for i, (x, y, z) in enumerate(rng.normal(size=(40, 3)))]
+    (tmp_path / "data.csv").write_text("\n".join(rows) + "\n")
+    spec = load_spec(write(tmp_path, CSV_SCENARIO, name="csv.toml"))
+    out = tmp_path / "out"
+    run_audit(spec, out)
+    messages: list[str] = []
+    run_audit(spec, out, progress=messages.append)
+    assert messages[0].startswith("1 cells, 1 already done, 0 to run")
+    # the same path, other rows: the stored cell is stale
+    (tmp_path / "data.csv").write_text("\n".join([rows[0], *rows[1:][::-1]]) + "\n")
+    messages.clear()
+    run_audit(spec, out, progress=messages.append)
+    assert messages[0].startswith("1 cells, 0 already done, 1 to run")
+    assert is_done(out, spec.cells()[0])  # rerun and stored again
+    # another fedsec version
+    versions = dict(results.versions())
+    monkeypatch.setattr("fedsec.audit.cell.versions", lambda: {**versions, "fedsec": "9.9"})
+    messages.clear()
+    run_audit(spec, out, progress=messages.append)
+    assert messages[0].startswith("1 cells, 0 already done, 1 to run")
+
+
+@pytest.mark.parametrize("planted", [
+    {"status": "ok", "cell": "bogus"},
+    {"status": "ok", "cell": "ID"},
+    {"schema_version": "1", "status": "ok", "cell": "ID", "configuration": "x", "config": {},
+     "dataset": "iris", "command": "", "seconds": 1.0, "metrics": {}, "reference_metrics": {},
+     "cost": {}, "versions": {}, "backend": {}, "attacks": [{"attack": "x"}]},
+    ["not", "an", "object"],
+])
+def test_a_planted_cell_file_is_not_counted_and_does_not_crash_the_report(
+        tmp_path: Path, planted: object) -> None:
+    from fedsec.audit.engine import is_done
+
+    spec = load_spec(write(tmp_path))
+    out = tmp_path / "out"
+    first = spec.cells()[0]
+    (out / "cells").mkdir(parents=True)
+    text = json.dumps(planted).replace('"ID"', json.dumps(first.id))
+    (out / "cells" / f"{first.id}.json").write_text(text)
+    (out / "cells" / "bogus.json").write_text(text)
+    assert not is_done(out, first)
+    messages: list[str] = []
+    cells = run_audit(spec, out, progress=messages.append, only=None)
+    assert messages[0].startswith("8 cells, 0 already done, 8 to run")
+    assert len(cells) == 8 and all(c["status"] == "ok" for c in cells)
+    assert build_report(out)["n_cells"] == 8

@@ -26,6 +26,7 @@ from fedsec.audit.dask_executor import (  # noqa: E402
     PLUGIN_NAME,
     FedsecWorkerSetup,
     WorkerRefusedError,
+    connected,
 )
 from fedsec.results import versions  # noqa: E402
 
@@ -67,6 +68,7 @@ def cluster() -> Iterator[Any]:
     """Two single-threaded worker processes on the loopback interface."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                                   memory_limit=0) as local:
         yield local
 
@@ -110,6 +112,7 @@ def test_the_dask_executor_gives_the_cells_of_one_job(tmp_path: Path, cluster: A
         assert any(a["status"] == "ok" and "advantage" in a["scores"] for a in cell["attacks"])
         assert comparable(on_dask[cell["cell"]]) == comparable(cell)
     assert "four: 4 runs in" in result.stdout and (tmp_path / "dask" / "report.html").is_file()
+    assert "authenticates no one" in result.stderr  # a tcp:// scheduler is warned about
 
 
 def test_a_worker_killed_midway_loses_no_finished_cell(tmp_path: Path, cluster: Any) -> None:
@@ -216,3 +219,68 @@ def test_a_scheduler_needs_the_dask_executor_and_no_jobs(tmp_path: Path) -> None
                            "--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True,
                           timeout=120, check=False)
     assert jobs.returncode == 2 and "leave --jobs out" in jobs.stderr
+
+
+def test_the_local_cluster_is_tls_on_loopback_and_refuses_strangers(
+        recwarn: pytest.WarningsRecorder) -> None:
+    from distributed import Client, Security
+
+    with connected(None, 1) as client:
+        address = client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:")
+        workers = list(client.scheduler_info()["workers"])
+        assert workers and all(w.startswith("tls://127.0.0.1:") for w in workers)
+        assert set(client.run(lambda: 1).values()) == {1}  # the audit's own client runs code
+        # any other local process is refused: without credentials, with others, or in clear
+        for stranger in ({}, {"security": Security.temporary()}):
+            with pytest.raises((OSError, TypeError, TimeoutError)), \
+                    Client(address, timeout=5, **stranger) as other:
+                other.run(os.getpid)
+        with pytest.raises((OSError, TimeoutError)), \
+                Client(address.replace("tls://", "tcp://"), timeout=5) as other:
+            other.run(os.getpid)
+    assert not [w for w in recwarn.list if "8787" in str(w.message)]  # no default port taken
+
+
+def test_an_own_cluster_is_reached_over_tls_with_the_configured_credentials(
+        tmp_path: Path) -> None:
+    """The documented set-up for a user's own cluster: a tls:// scheduler, the client's
+    credentials in Dask's configuration (here its environment variables)."""
+    from distributed import Security
+
+    security = Security.temporary()
+    files = {}
+    for name, pem in (("ca", security.tls_ca_file), ("cert", security.tls_client_cert),
+                      ("key", security.tls_client_key)):
+        files[name] = tmp_path / f"{name}.pem"
+        files[name].write_text(pem)
+        files[name].chmod(0o600)
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(files["ca"]),
+           "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(files["cert"]),
+           "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(files["key"]),
+           "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"}
+    path = write(tmp_path, """
+        [audit]
+        name = "sum"
+        protocols = ["secure-sum"]
+        dataset = "iris"
+
+        [[attacks]]
+        name = "contribution-readout"
+        as = ["aggregator"]
+    """)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", protocol="tls://", security=security,
+                                  dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                  memory_limit=0) as own:
+        args = [*FEDSEC, "audit", str(path), "--executor", "dask", "--scheduler",
+                own.scheduler_address, "--out", str(tmp_path / "out")]
+        result = subprocess.run(args, capture_output=True, text=True, env=env,
+                                timeout=WATCHDOG_SECONDS - 60, check=False)
+        assert result.returncode == 0, result.stderr
+        assert "authenticates no one" not in result.stderr
+        refused = subprocess.run([*args[:-1], str(tmp_path / "refused")], capture_output=True,
+                                 text=True, timeout=WATCHDOG_SECONDS - 60, check=False)
+        assert refused.returncode == 2  # without the credentials: a one-line usage error
+        assert "has no credentials for it" in refused.stderr.strip().splitlines()[-1]

@@ -80,3 +80,32 @@ def test_an_unwritable_target_is_a_one_line_usage_error(tmp_path: Path) -> None:
                            "--out", "/proc/fedsec-x"], capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("plant", ["symlink", "dangling", "hardlink", "fifo"])
+def test_a_planted_lock_file_is_never_written_through(tmp_path: Path, plant: str) -> None:
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    lock = out / ".fedsec.lock"
+    if plant == "symlink":
+        lock.symlink_to("../victim")
+    elif plant == "dangling":
+        lock.symlink_to("../created-by-fedsec")
+    elif plant == "hardlink":
+        os.link(victim, lock)
+    else:
+        os.mkfifo(lock)
+    with pytest.raises(ValidationError, match="not fedsec's lock file"), hold(out, "x"):
+        pass
+    assert victim.read_text() == "precious"
+    assert not (tmp_path / "created-by-fedsec").exists()
+
+
+def test_the_lock_file_is_owner_only_and_gone_after(tmp_path: Path) -> None:
+    with hold(tmp_path / "out", "x") as out:
+        assert (out / ".fedsec.lock").stat().st_mode & 0o777 == 0o600
+    assert not (tmp_path / "out" / ".fedsec.lock").exists()

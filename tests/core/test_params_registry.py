@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,35 @@ def test_entry_points_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
         assert registry.get("scorer", "third-party") is ThirdParty
     finally:
         registry.unregister("scorer", "third-party")
+
+
+def test_a_scenario_module_is_loaded_from_its_folder_appended_to_the_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from fedsec.plugin_registry import import_from
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    (tmp_path / "scenario_helper_q.py").write_text("VALUE = 42\n")
+    (tmp_path / "scenario_attack_q.py").write_text(
+        "import json\nimport scenario_helper_q\nclass A:\n"
+        "    value = scenario_helper_q.VALUE\n    json_is_real = hasattr(json, 'JSONDecoder')\n")
+    (tmp_path / "json.py").write_text("raise RuntimeError('the scenario shadowed json')\n")
+    module = import_from("scenario_attack_q", [tmp_path])
+    assert module.A.value == 42 and module.A.json_is_real  # its neighbour, and the real json
+    assert sys.path[-1] == str(tmp_path) and sys.path[0] != str(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["colorsys", "sklearn"])
+def test_a_scenario_module_may_not_shadow_an_installed_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    import sys
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", {k: v for k, v in sys.modules.items()
+                                         if k.partition(".")[0] != name})
+    (tmp_path / f"{name}.py").write_text("class Shadow:\n    pass\n")
+    with pytest.raises(ValidationError, match="may not shadow"):
+        registry.get("attack", f"{name}:Shadow", search=[tmp_path])
+    assert name not in sys.modules or not hasattr(sys.modules[name], "Shadow")

@@ -61,7 +61,7 @@ def test_execute_of_a_plan_is_the_run(tmp_path: Path) -> None:
     assert written["metrics"]["federated"] == dict(record.federated_metrics)
 
 
-def test_a_module_class_is_found_on_the_search_path_without_editing_sys_path(
+def test_a_module_class_is_loaded_from_the_search_path_appended_to_sys_path(
         tmp_path: Path) -> None:
     (tmp_path / "fedsec_test_user_defences.py").write_text(textwrap.dedent('''
         from fedsec.interfaces import Defense
@@ -77,9 +77,11 @@ def test_a_module_class_is_found_on_the_search_path_without_editing_sys_path(
         checked = plan(RunConfig(protocol="secure-sum", defenses=[(name, {})],
                                  search_path=(tmp_path,)))
         assert type(checked.defenses[0]).__module__ == "fedsec_test_user_defences"
-        assert sys.path == before
+        # the folder comes last: every installed or standard module keeps precedence
+        assert sys.path == [*before, str(tmp_path)]
     finally:
         sys.modules.pop("fedsec_test_user_defences", None)
+        sys.path[:] = before
 
 
 def test_long_protocols_report_their_progress() -> None:

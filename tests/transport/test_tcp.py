@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -108,3 +110,45 @@ def test_a_party_process_that_dies_or_hangs_fails_the_run_naming_it(
 def test_a_transport_timeout_must_be_positive() -> None:
     with pytest.raises(ValidationError, match="'timeout' parameter of the tcp transport"):
         TcpTransport(timeout=0)
+
+
+def _scan(ports: dict[str, int], silent: list[socket.socket]) -> None:
+    """What a port scanner or a stranger does to every listener: connect and close, announce
+    a 2 GiB frame, send garbage, and connect and stay silent (kept open)."""
+    for port in ports.values():
+        with socket.create_connection(("127.0.0.1", port)):
+            pass
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(struct.pack("!I", 1 << 31) + b"\x00" * 64)
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(struct.pack("!i", -1) + struct.pack("!Q", 1 << 40))
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        silent.append(socket.create_connection(("127.0.0.1", port)))
+
+
+def test_a_scan_of_every_listener_during_a_run_does_not_harm_it() -> None:
+    config = RunConfig(protocol="fedcg-secure", dataset="iris", seed=2, reference=False)
+    silent: list[socket.socket] = []
+
+    def scan(transport: TcpTransport, n: int) -> None:
+        if n in (1, 20):  # before most links are opened, and again later
+            _scan(transport.ports, silent)
+
+    transport = TcpTransport(timeout=20, handshake_timeout=0.5, on_delivered=scan)
+    try:
+        over_tcp = run(config, transport=transport)
+        # the silent connections were dropped at the handshake's deadline
+        for sock in silent:
+            sock.settimeout(5)
+            while sock.recv(4096):  # the challenge, then the end
+                pass
+    finally:
+        for sock in silent:
+            sock.close()
+    assert_same_transcript(over_tcp.transcript, run(config).transcript)
+    described = over_tcp.record.transport
+    assert described is not None
+    n_parties = len(transport.ports)
+    assert described["connections_dropped"] >= 2 * 5 * n_parties - n_parties
+    assert all(_gone(pid) for pid in transport.pids.values())
