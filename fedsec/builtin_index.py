@@ -122,6 +122,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.attacks.fedmv.update_inversion:FedAvgInversion",
             "S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit them to the weights it returned (Dimitrov et al.'s FedAvg inversion).",
         ),
+        "flower-secagg-coalition": (
+            "fedsec.attacks.flower.secagg_coalition:FlowerSecAggCoalition",
+            "The server with colluding clients rebuilds a Flower client's SecAgg+ masks from their keys and the shares routed through it, and reads its update (at or above the threshold).",
+        ),
         "flower-update-readout": (
             "fedsec.attacks.flower.update_readout:FlowerUpdateReadout",
             "Reads each Flower client's model update from the train replies the server received (exact without SecAgg+).",

@@ -74,7 +74,7 @@ def update_of(reply: FlowerMessage, instruction: FlowerMessage | None) -> np.nda
     parts = []
     for record, name, value in reply.arrays:
         own = np.asarray(value, dtype=np.float64).ravel()
-        before = sent.get((record, name))
+        before = sent.get((tags.LEGACY_INSTRUCTION_RECORD.get(record, record), name))
         if before is not None and before.shape == value.shape:
             own = own - np.asarray(before, dtype=np.float64).ravel()
         parts.append(own)

@@ -67,8 +67,11 @@ class FlowerUpdateReadout(Attack):
             for m in messages(view, kind, tags.INSTRUCTION):
                 if m.arrays and not m.opaque:
                     later_models.setdefault(_round(m) + shift, flat(m.arrays))
+        # under SecAgg+ only the collect stage's reply carries (masked) model content
         replies = [m for m in messages(view, tags.TRAIN, tags.REPLY)
-                   if m.head.sender not in view.knowledge and tags.ERROR not in m.meta]
+                   if m.head.sender not in view.knowledge and tags.ERROR not in m.meta
+                   and m.meta.get(tags.SECAGG_STAGE, tags.COLLECT_MASKED_VECTORS)
+                   == tags.COLLECT_MASKED_VECTORS]
         by_round: dict[int, list[FlowerMessage]] = {}
         for m in replies:
             by_round.setdefault(_round(m), []).append(m)
@@ -80,7 +83,7 @@ class FlowerUpdateReadout(Attack):
             before = None
             for m in group:
                 instruction = instructions.get(str(m.meta.get(tags.REPLY_TO, "")))
-                if instruction is not None and before is None:
+                if instruction is not None and before is None and instruction.arrays:
                     before = flat(instruction.arrays)
                 if m.arrays and not m.opaque:
                     update = update_of(m, instruction)

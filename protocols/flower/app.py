@@ -56,7 +56,8 @@ def aggregate_key(server_round: int) -> str:
     return f"fedsec-aggregate-round{int(server_round)}"
 
 
-def _shard(run_config: Any, partition: int) -> tuple[np.ndarray, np.ndarray]:
+def client_shard(run_config: Any, partition: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and labels fedsec handed the client of ``partition`` (in the spool)."""
     where = spool.spool_of(run_config)
     path = None if where is None else where / spool.SHARDS / f"{partition}.npz"
     if path is None or not path.is_file():
@@ -76,7 +77,8 @@ def _weights_of(record: Any) -> dict[str, np.ndarray]:
     return {name: array.numpy() for name, array in record.items()}
 
 
-def _array_record(weights: dict[str, np.ndarray]) -> Any:
+def array_record(weights: dict[str, np.ndarray]) -> Any:
+    """Named weights as a Flower ArrayRecord."""
     from flwr.app import Array, ArrayRecord
 
     return ArrayRecord({name: Array(np.ascontiguousarray(v)) for name, v in weights.items()})
@@ -87,7 +89,7 @@ def _train(message: Any, context: Any) -> Any:
 
     config = context.run_config
     partition = int(context.node_config[PARTITION_ID])
-    X, y = _shard(config, partition)
+    X, y = client_shard(config, partition)
     expose_data(context, X, y)
     instruction = message.content["config"]
     server_round = int(instruction["server-round"])
@@ -97,7 +99,7 @@ def _train(message: Any, context: Any) -> Any:
         architecture(config), _weights_of(message.content["arrays"]), X, y,
         epochs=int(instruction[LOCAL_EPOCHS]), batch_size=int(instruction[BATCH_SIZE]),
         lr=float(instruction[LR]), seed=seed)
-    content = RecordDict({"arrays": _array_record(weights),
+    content = RecordDict({"arrays": array_record(weights),
                           "metrics": MetricRecord({"train-loss": loss,
                                                    "num-examples": len(y)})})
     return Message(content, reply_to=message)
@@ -107,7 +109,7 @@ def _evaluate(message: Any, context: Any) -> Any:
     from flwr.app import Message, MetricRecord, RecordDict
 
     config = context.run_config
-    X, y = _shard(config, int(context.node_config[PARTITION_ID]))
+    X, y = client_shard(config, int(context.node_config[PARTITION_ID]))
     loss, accuracy = evaluate(architecture(config),
                               _weights_of(message.content["arrays"]), X, y)
     content = RecordDict({"metrics": MetricRecord({"eval-loss": loss, "eval-acc": accuracy,
@@ -176,7 +178,7 @@ def _main(grid: Any, context: Any) -> None:
                                   min_train_nodes=n_clients, min_evaluate_nodes=n_clients,
                                   min_available_nodes=n_clients)
     result = strategy.start(
-        grid=grid, initial_arrays=_array_record(initial), num_rounds=int(config[ROUNDS]),
+        grid=grid, initial_arrays=array_record(initial), num_rounds=int(config[ROUNDS]),
         timeout=float(config[TIMEOUT]),
         train_config=ConfigRecord({LR: float(config[LR]),
                                    LOCAL_EPOCHS: int(config[LOCAL_EPOCHS]),

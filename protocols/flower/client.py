@@ -66,7 +66,8 @@ def record_plaintext(message: Any, context: Any, call_next: Callable[[Any, Any],
     """Flower mod: record the client's plaintext update of each ``train`` message.
 
     The update is the reply's arrays minus the instruction's (array by array, matched by
-    record key and name; an array the instruction lacks counts in full), flattened to
+    record key and name, a legacy ``fitres`` record by its ``fitins`` one; an array the
+    instruction lacks counts in full), flattened to
     float64 in the reply's order (:data:`.tags.UPDATE`); the reply's arrays themselves are
     kept too (:data:`.tags.MODEL`). The reply goes on unchanged.
     """
@@ -79,7 +80,7 @@ def record_plaintext(message: Any, context: Any, call_next: Callable[[Any, Any],
     update, model, layout = [], [], []
     for key, _, name, value in records.arrays_of(reply.content):
         own = np.asarray(value, dtype=np.float64).ravel()
-        before = sent.get((key, name))
+        before = sent.get((tags.LEGACY_INSTRUCTION_RECORD.get(key, key), name))
         same = before is not None and before.shape == value.shape
         update.append(own - np.asarray(before, dtype=np.float64).ravel() if same else own)
         model.append(own)

@@ -3,6 +3,8 @@
 McMahan et al., "Communication-Efficient Learning of Deep Networks from Decentralized Data"
 (AISTATS 2017), as Flower 1.42's ``FedAvg`` strategy runs it, on a one-hidden-layer
 perceptron; by default two clients on the bundled 5,000-image MNIST subset, one round.
+With ``secagg=true`` the same app runs under Flower's SecAgg+ (:mod:`.secagg_app`): the
+server then receives only masked, quantized models and their sum.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from fedsec.errors import FedsecError
 from fedsec.outcomes import Outcome
-from fedsec.protocols.flower import app, spool, tags
+from fedsec.protocols.flower import app, secagg_app, spool, tags
 from fedsec.protocols.flower.model import Architecture, PerceptronModel, evaluate
 from fedsec.protocols.flower.protocol import FlowerProtocol
 from fedsec.registry import register
@@ -40,7 +42,9 @@ class FlowerFedAvg(FlowerProtocol):
     default_dataset = "mnist5k"
     exposes = frozenset({tags.TRAIN_INSTRUCTION, tags.TRAIN_INSTRUCTION_ARRAYS,
                          tags.TRAIN_REPLY, tags.TRAIN_REPLY_ARRAYS, tags.EVALUATE_INSTRUCTION,
-                         tags.EVALUATE_INSTRUCTION_ARRAYS, tags.EVALUATE_REPLY})
+                         tags.EVALUATE_INSTRUCTION_ARRAYS, tags.EVALUATE_REPLY,
+                         # under SecAgg+ (Flower's legacy records)
+                         tags.TRAIN_INSTRUCTION_FITINS, tags.EVALUATE_INSTRUCTION_EVALUATEINS})
 
     @dataclass(frozen=True, kw_only=True)
     class Params:
@@ -55,10 +59,29 @@ class FlowerFedAvg(FlowerProtocol):
         hidden: int = 32
         """Hidden units of the perceptron."""
         record_plaintext: bool = True
-        """Place fedsec's truth mod in the ClientApp (the clients' plaintext updates become
-        ground truth); off, the store holds only the clients' rows."""
+        """Place fedsec's truth mods in the ClientApp (the clients' plaintext updates, and
+        under SecAgg+ their own SecAgg+ secrets, become ground truth); off, the store holds
+        only the clients' rows."""
         round_timeout: float = 600.0
         """Seconds the strategy waits for the clients' replies each round."""
+        secagg: bool = False
+        """Run the app under Flower's SecAgg+ (``secaggplus_mod`` on the ClientApp,
+        ``SecAggPlusWorkflow`` on the ServerApp; :mod:`.secagg_app`)."""
+        secagg_threshold: int = 2
+        """SecAgg+'s reconstruction threshold: shares needed to rebuild a client's secret
+        (at most the number of clients)."""
+        secagg_shares: int = 0
+        """Shares each client deals (its neighbourhood, itself included): 0 for every client,
+        else an int > ``secagg_threshold`` and at least 3."""
+        secagg_clipping_range: float = 8.0
+        """SecAgg+ clips every weight to [-range, range] before quantizing."""
+        secagg_quantization_range: int = 4194304
+        """SecAgg+ quantizes each weight to an integer below this (2**22)."""
+        secagg_modulus_range: int = 4294967296
+        """SecAgg+ masks modulo this power of 2 (2**32)."""
+        secagg_max_weight: float = 0.0
+        """The largest example count a client may report (SecAgg+ scales each model by its
+        count over this); 0 for the largest client's."""
 
         def __post_init__(self) -> None:
             check_int(self.rounds, owner=OWNER, name="rounds", min_value=1)
@@ -68,10 +91,33 @@ class FlowerFedAvg(FlowerProtocol):
             check_int(self.hidden, owner=OWNER, name="hidden", min_value=1)
             check_float(self.round_timeout, owner=OWNER, name="round_timeout", min_value=0.0,
                         min_inclusive=False)
-            if not isinstance(self.record_plaintext, bool):
-                raise param_error(OWNER, "record_plaintext", "a bool", self.record_plaintext)
+            for flag in ("record_plaintext", "secagg"):
+                if not isinstance(getattr(self, flag), bool):
+                    raise param_error(OWNER, flag, "a bool", getattr(self, flag))
+            check_int(self.secagg_threshold, owner=OWNER, name="secagg_threshold", min_value=2)
+            check_int(self.secagg_shares, owner=OWNER, name="secagg_shares", min_value=0)
+            if self.secagg_shares and self.secagg_shares <= max(2, self.secagg_threshold):
+                raise param_error(OWNER, "secagg_shares",
+                                  f"0 or an int > 2 and > secagg_threshold "
+                                  f"({self.secagg_threshold})", self.secagg_shares)
+            check_float(self.secagg_clipping_range, owner=OWNER, name="secagg_clipping_range",
+                        min_value=0.0, min_inclusive=False)
+            check_int(self.secagg_quantization_range, owner=OWNER,
+                      name="secagg_quantization_range", min_value=2)
+            modulus = self.secagg_modulus_range
+            if (not isinstance(modulus, int) or isinstance(modulus, bool)
+                    or modulus <= self.secagg_quantization_range or modulus > 2**32
+                    or modulus & (modulus - 1)):
+                raise param_error(OWNER, "secagg_modulus_range",
+                                  "a power of 2 above secagg_quantization_range, at most 2**32",
+                                  modulus)
+            check_float(self.secagg_max_weight, owner=OWNER, name="secagg_max_weight",
+                        min_value=0.0)
 
     def apps(self) -> tuple[Any, Any]:
+        if self.params.secagg:
+            return (secagg_app.server_app(),
+                    secagg_app.client_app(record=self.params.record_plaintext))
         return app.server_app(), app.client_app(record=self.params.record_plaintext)
 
     def run_config(self, federation: Federation) -> dict[str, Any]:
@@ -81,9 +127,23 @@ class FlowerFedAvg(FlowerProtocol):
         test = federation.test
         n_classes = (len(test.class_names) if test is not None and test.class_names
                      else int(max(int(np.max(s.cells[0].y)) for s in shards)) + 1)
-        return {app.N_CLASSES: n_classes, app.ROUNDS: p.rounds, app.CLIENTS: len(shards),
-                app.LOCAL_EPOCHS: p.local_epochs, app.BATCH_SIZE: p.batch_size, app.LR: p.lr,
-                app.HIDDEN: p.hidden, app.TIMEOUT: p.round_timeout, app.N_INPUTS: n_inputs}
+        config = {app.N_CLASSES: n_classes, app.ROUNDS: p.rounds, app.CLIENTS: len(shards),
+                  app.LOCAL_EPOCHS: p.local_epochs, app.BATCH_SIZE: p.batch_size, app.LR: p.lr,
+                  app.HIDDEN: p.hidden, app.TIMEOUT: p.round_timeout, app.N_INPUTS: n_inputs}
+        if not p.secagg:
+            return config
+        if p.secagg_threshold > len(shards) or p.secagg_shares > len(shards):
+            raise param_error(OWNER, "secagg_threshold" if p.secagg_threshold > len(shards)
+                              else "secagg_shares",
+                              f"at most the number of clients ({len(shards)}) under SecAgg+",
+                              max(p.secagg_threshold, p.secagg_shares))
+        largest = max(len(s.cells[0].X) for s in shards)
+        return {**config, secagg_app.NUM_SHARES: p.secagg_shares,
+                secagg_app.THRESHOLD: p.secagg_threshold,
+                secagg_app.CLIPPING_RANGE: float(p.secagg_clipping_range),
+                secagg_app.QUANTIZATION_RANGE: p.secagg_quantization_range,
+                secagg_app.MODULUS_RANGE: p.secagg_modulus_range,
+                secagg_app.MAX_WEIGHT: float(p.secagg_max_weight or largest)}
 
     def prepare(self, where: Path, federation: Federation) -> None:
         for partition, party in enumerate(federation.data_parties()):

@@ -51,6 +51,7 @@ class Recorder:
         self.instructions: dict[str, tuple[int, str]] = {}
         self.replies: dict[str, tuple[int, str]] = {}
         self.rounds: dict[str, int] = {}  # instruction id -> its round
+        self.stages: dict[str, str] = {}  # instruction id -> its SecAgg+ stage
 
     def name(self, node_id: int) -> str:
         """The party name of a Flower node."""
@@ -75,16 +76,23 @@ class Recorder:
         party = self.name(node_id)
         sender, receiver = ((self.server, party) if direction == tags.INSTRUCTION
                             else (party, self.server))
-        extra = {tags.PARTITION_ID: self.partitions[node_id]} if node_id in self.partitions \
-            else {}
-        rows = records.message_rows(message, direction, node_id, extra)
+        extra: dict[str, Any] = ({tags.PARTITION_ID: self.partitions[node_id]}
+                                 if node_id in self.partitions else {})
         if direction == tags.INSTRUCTION:
             server_round = records.round_of(message)
             self.rounds[str(metadata.message_id)] = server_round
-        else:  # a reply belongs to its instruction's round
+            stage = records.secagg_stage_of(message)
+            if stage is not None:
+                self.stages[str(metadata.message_id)] = stage
+        else:  # a reply belongs to its instruction's round and stage
             server_round = self.rounds.get(str(metadata.reply_to_message_id), 0)
+            stage = self.stages.get(str(metadata.reply_to_message_id))
+        if stage is not None:
+            extra[tags.SECAGG_STAGE] = stage
+        rows = records.message_rows(message, direction, node_id, extra)
         net = self.network
-        with net.stage(records.phase_of(str(metadata.message_type)), round=server_round):
+        phase = records.phase_of(str(metadata.message_type))
+        with net.stage(phase if stage is None else f"{phase}.{stage}", round=server_round):
             for row in rows:
                 net.send(sender, receiver, row.tag, row.payload, meta=row.meta, size=row.size)
         digest = records.content_digest(message)

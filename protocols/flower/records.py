@@ -69,6 +69,16 @@ def round_of(instruction: Any) -> int:
     return 0
 
 
+def secagg_stage_of(instruction: Any) -> str | None:
+    """The SecAgg+ stage an instruction names in its ``secaggplus_configs`` record, or None
+    for a message that is no SecAgg+ stage."""
+    if instruction.has_error():
+        return None
+    record = instruction.content.config_records.get(tags.SECAGG_CONFIGS)
+    stage = None if record is None else record.get(tags.SECAGG_STAGE_ENTRY)
+    return stage if stage in tags.SECAGG_STAGES else None
+
+
 def phase_of(message_type: str) -> str:
     """The fedsec phase of a message: its Flower message type, as a name.
 

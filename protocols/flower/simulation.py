@@ -140,7 +140,8 @@ def cross_check(where: Path, recorder: Recorder) -> dict[str, Any]:
 
 def collect_truth(where: Path, recorder: Recorder) -> dict[str, dict[str, np.ndarray]]:
     """What the mods recorded, per party name: ``update/round<r>`` and ``model/round<r>``
-    (:mod:`.tags`) for each train reply, ``training/X`` and ``training/y`` where exposed."""
+    (:mod:`.tags`) for each train reply, ``secagg/round<r>/<secret>`` under SecAgg+,
+    ``training/X`` and ``training/y`` where exposed."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for path in sorted((where / spool.TRUTH).glob("*.npz")):
         arrays, meta = spool.load_arrays(path)
@@ -149,6 +150,11 @@ def collect_truth(where: Path, recorder: Recorder) -> dict[str, dict[str, np.nda
         held = out.setdefault(party, {})
         held[tags.update_key(server_round)] = arrays[tags.UPDATE]
         held[tags.model_key(server_round)] = arrays[tags.MODEL]
+    for path in sorted((where / spool.SECRETS).glob("*.npz")):
+        arrays, meta = spool.load_arrays(path)
+        held = out.setdefault(recorder.name(int(meta["node_id"])), {})
+        for name, value in arrays.items():
+            held[tags.secagg_key(int(meta["round"]), name)] = value
     for path in sorted((where / spool.DATA).glob("*.npz")):
         arrays, meta = spool.load_arrays(path)
         held = out.setdefault(recorder.name(int(meta["node_id"])), {})

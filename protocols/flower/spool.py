@@ -12,6 +12,8 @@ run:
 - ``truth/<node id>-<message id>.npz``: a client's plaintext update of one round, written
   by :func:`.client.record_plaintext` where the app places it (before protection);
 - ``data/<node id>.npz``: the rows and labels an app exposes (:func:`.client.expose_data`);
+- ``secrets/<node id>-round<r>.npz``: a client's own SecAgg+ secrets of round ``r``
+  (:func:`.secagg.record_secagg_secrets`);
 - ``shards/<partition id>.npz``: what fedsec hands a shipped app's client to train on.
 
 The spool's path reaches the client processes in the run config (:data:`SPOOL_KEY`); a
@@ -34,13 +36,13 @@ SPOOL_KEY = "fedsec-spool"
 """Run-config key: the spool folder (absent: the app runs without fedsec, nothing is kept)."""
 SEED_KEY = "fedsec-seed"
 """Run-config key: the run's root seed, for apps that seed their clients from it."""
-CLIENTS, TRUTH, DATA, SHARDS = "clients", "truth", "data", "shards"
+CLIENTS, TRUTH, DATA, SHARDS, SECRETS = "clients", "truth", "data", "shards", "secrets"
 
 
 def make_spool() -> Path:
     """A new, private spool folder (the caller removes it)."""
     root = Path(tempfile.mkdtemp(prefix="fedsec-flower-"))
-    for sub in (CLIENTS, TRUTH, DATA, SHARDS):
+    for sub in (CLIENTS, TRUTH, DATA, SHARDS, SECRETS):
         (root / sub).mkdir()
     return root
 

@@ -51,6 +51,34 @@ EVALUATE_REPLY = "flower.evaluate.reply"
 EVALUATE_INSTRUCTION_ARRAYS = "flower.evaluate.instruction.arrays"
 """One array of the global model sent for evaluation."""
 
+# -- Flower's legacy records (``flwr.compat``: DefaultWorkflow, SecAggPlusWorkflow) -----------
+FIT_INS_KEY, FIT_RES_KEY = "fitins.parameters", "fitres.parameters"
+"""The ArrayRecord keys of a legacy train instruction (the global model) and reply."""
+EVALUATE_INS_KEY = "evaluateins.parameters"
+"""The ArrayRecord key of a legacy evaluate instruction (the global model)."""
+LEGACY_INSTRUCTION_RECORD = {FIT_RES_KEY: FIT_INS_KEY}
+"""A legacy reply's record key → the instruction's record it answers (an update is the
+reply's arrays minus these)."""
+TRAIN_INSTRUCTION_FITINS = "flower.train.instruction.fitins_parameters"
+"""One array of the global model in a legacy train instruction (SecAgg+'s collect stage)."""
+TRAIN_REPLY_FITRES = "flower.train.reply.fitres_parameters"
+"""One array of a legacy train reply (none under SecAgg+: its mod empties the record)."""
+EVALUATE_INSTRUCTION_EVALUATEINS = "flower.evaluate.instruction.evaluateins_parameters"
+"""One array of the global model in a legacy evaluate instruction."""
+
+# -- SecAgg+ (Bonawitz et al. CCS 2017; Bell et al. CCS 2020, as Flower's secaggplus_mod) -----
+SECAGG_CONFIGS = "secaggplus_configs"
+"""The ConfigRecord every SecAgg+ message carries (``flwr``'s ``RECORD_KEY_CONFIGS``)."""
+SECAGG_STAGE_ENTRY = "stage"
+"""The entry of an instruction's ``secaggplus_configs`` that names its stage."""
+SECAGG_STAGE = "secagg_stage"
+"""Head-row metadata: the SecAgg+ stage of the message (an instruction names it in its
+ConfigRecord; a reply is of its instruction's stage)."""
+SETUP, SHARE_KEYS = "setup", "share_keys"
+COLLECT_MASKED_VECTORS, UNMASK = "collect_masked_vectors", "unmask"
+SECAGG_STAGES = (SETUP, SHARE_KEYS, COLLECT_MASKED_VECTORS, UNMASK)
+"""The stages of a SecAgg+ round, in order (Flower's ``Stage``)."""
+
 # -- metadata keys (head rows) ----------------------------------------------------------------
 NODE_ID = "node_id"
 """The Flower node id of the client end of the link (a decimal string: ids are 64-bit)."""
@@ -99,6 +127,12 @@ TRAINING_ROWS = "training/X"
 TRAINING_LABELS = "training/y"
 """Their labels."""
 
+SECAGG = "secagg"
+"""``secagg/round<r>/<name>``: a client's own SecAgg+ secrets of round ``r`` as its mod held
+them (uint8 arrays): ``sk1`` (the DH key of its pairwise masks), ``sk2`` (the DH key that
+encrypts its shares), ``rd_seed`` (the seed of its self mask), and ``pk1``, ``pk2``."""
+SECAGG_SECRETS = ("sk1", "sk2", "rd_seed", "pk1", "pk2")
+
 RENAMED: dict[str, str] = {}
 """Tag in a transcript of fedsec 0.1.0 → tag today (none: the family is newer)."""
 
@@ -142,6 +176,15 @@ def update_key(server_round: int) -> str:
     'update/round2'
     """
     return f"{UPDATE}/round{int(server_round)}"
+
+
+def secagg_key(server_round: int, name: str) -> str:
+    """The private-value key of a client's SecAgg+ secret ``name`` of ``server_round``.
+
+    >>> secagg_key(1, "sk1")
+    'secagg/round1/sk1'
+    """
+    return f"{SECAGG}/round{int(server_round)}/{name}"
 
 
 def model_key(server_round: int) -> str:

@@ -39,6 +39,7 @@ SMALL_BUDGET: dict[str, dict[str, Any]] = {
 ELSEWHERE: dict[str, str] = {
     "flower-fedavg": "tests/protocols/flower (a Flower run is not bit-reproducible)",
     "flower-update-readout": "tests/protocols/flower (it reads only Flower runs)",
+    "flower-secagg-coalition": "tests/protocols/flower (it reads only Flower SecAgg+ runs)",
 }
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}

@@ -5,6 +5,7 @@ counted, gives Flower's FedAvg aggregate back, and lets the server read every up
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,10 @@ def flower_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunResult, Pat
 
 def test_the_run_leaves_no_ray_process_behind(flower_run) -> None:
     _, _, before = flower_run
+    # ray.shutdown() signals its processes and returns: give them a moment to exit
+    deadline = time.monotonic() + 20.0
+    while not _ray_processes() <= before and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert _ray_processes() <= before
 
 
@@ -148,3 +153,11 @@ def test_without_flower_the_run_says_what_to_install(monkeypatch, tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert code == 1
     assert len(err.splitlines()) == 1 and 'pip install "fedsec[flower]"' in err
+
+
+def test_the_secagg_coalition_attack_does_not_apply_without_secagg(flower_run) -> None:
+    _, out, _ = flower_run
+    view = build_view(read_transcript(out / "transcript.arrow"), "server,client1",
+                      load_private(out / "private.npz"))
+    reason = create("attack", "flower-secagg-coalition").not_applicable(view)
+    assert reason is not None and "did not use Flower's SecAgg+" in reason
