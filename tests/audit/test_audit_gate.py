@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,25 +69,6 @@ def test_a_misspelt_metric_is_a_usage_error_listing_the_real_ones(tmp_path: Path
     assert "no metric 'advantge'" in result.stderr and "advantage" in result.stderr
 
 
-SLOW_ATTACK = '''
-import time
-from dataclasses import dataclass
-
-from fedsec.attacks.contribution_readout import ContributionReadout
-
-
-class SlowReadout(ContributionReadout):
-    """contribution-readout after a pause of ``seconds``."""
-
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        seconds: float = 1.0
-
-    def run(self, view):
-        time.sleep(self.params.seconds)
-        return super().run(view)
-'''
-
 SLOW = """
 [audit]
 name = "gate-slow"
@@ -101,8 +83,9 @@ params = { seconds = 600 }   # every cell takes ten minutes
 """
 
 
-def test_a_misspelt_metric_is_refused_before_any_cell_runs(tmp_path: Path) -> None:
-    (tmp_path / "slow_attack.py").write_text(textwrap.dedent(SLOW_ATTACK))
+def test_a_misspelt_metric_is_refused_before_any_cell_runs(
+        tmp_path: Path, slow_attack: Callable[[Path], str]) -> None:
+    slow_attack(tmp_path)
     started = time.monotonic()
     result = audit(tmp_path, SLOW, "leakage.advantge > 0.5", timeout=60)
     assert time.monotonic() - started < 5, result.stderr

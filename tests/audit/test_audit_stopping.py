@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,26 +20,10 @@ import pytest
 from fedsec.audit import load_spec, run_audit
 from fedsec.outdir import LOCK_FILE, hold
 
+#: Writes the slow attack module into a folder (the fixture of tests/audit/conftest.py).
+SlowAttack = Callable[[Path], str]
+
 FEDSEC = [sys.executable, "-m", "fedsec.cli.main"]
-
-SLOW_ATTACK = '''
-import time
-from dataclasses import dataclass
-
-from fedsec.attacks.contribution_readout import ContributionReadout
-
-
-class SlowReadout(ContributionReadout):
-    """contribution-readout after a pause of ``seconds``."""
-
-    @dataclass(frozen=True, kw_only=True)
-    class Params:
-        seconds: float = 1.0
-
-    def run(self, view):
-        time.sleep(self.params.seconds)
-        return super().run(view)
-'''
 
 SCENARIO = """
 [audit]
@@ -55,8 +39,8 @@ params = { seconds = 1.5 }
 """
 
 
-def scenario(tmp_path: Path) -> Path:
-    (tmp_path / "slow_attack.py").write_text(textwrap.dedent(SLOW_ATTACK))
+def scenario(tmp_path: Path, slow_attack: SlowAttack) -> Path:
+    slow_attack(tmp_path)
     path = tmp_path / "slow.toml"
     path.write_text(textwrap.dedent(SCENARIO))
     return path
@@ -111,8 +95,8 @@ def start_and_stop(tmp_path: Path, spec: Path, signum: int, *, group: bool, jobs
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc (Linux)")
 def test_sigterm_ends_the_workers_releases_the_folder_and_the_rerun_resumes(
-        tmp_path: Path) -> None:
-    spec = scenario(tmp_path)
+        tmp_path: Path, slow_attack: SlowAttack) -> None:
+    spec = scenario(tmp_path, slow_attack)
     proc, stderr = start_and_stop(tmp_path, spec, signal.SIGTERM, group=False)
     assert proc.returncode == 143, stderr
     assert "terminated (SIGTERM)" in stderr
@@ -132,10 +116,11 @@ def test_sigterm_ends_the_workers_releases_the_folder_and_the_rerun_resumes(
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc (Linux)")
-def test_sigterm_stops_a_local_dask_cluster_too(tmp_path: Path) -> None:
+def test_sigterm_stops_a_local_dask_cluster_too(tmp_path: Path,
+                                                slow_attack: SlowAttack) -> None:
     pytest.importorskip("distributed")
-    proc, stderr = start_and_stop(tmp_path, scenario(tmp_path), signal.SIGTERM, group=False,
-                                  extra=("--executor", "dask"))
+    proc, stderr = start_and_stop(tmp_path, scenario(tmp_path, slow_attack), signal.SIGTERM,
+                                  group=False, extra=("--executor", "dask"))
     assert proc.returncode == 143, stderr
     deadline = time.monotonic() + 10
     while group_members(proc.pid) and time.monotonic() < deadline:
@@ -145,8 +130,10 @@ def test_sigterm_stops_a_local_dask_cluster_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc (Linux)")
-def test_ctrl_c_to_the_whole_group_exits_130_without_leftovers(tmp_path: Path) -> None:
-    proc, stderr = start_and_stop(tmp_path, scenario(tmp_path), signal.SIGINT, group=True)
+def test_ctrl_c_to_the_whole_group_exits_130_without_leftovers(
+        tmp_path: Path, slow_attack: SlowAttack) -> None:
+    proc, stderr = start_and_stop(tmp_path, scenario(tmp_path, slow_attack), signal.SIGINT,
+                                  group=True)
     assert proc.returncode == 130, stderr
     assert "fedsec: interrupted" in stderr and "Traceback" not in stderr
     deadline = time.monotonic() + 10
@@ -157,8 +144,10 @@ def test_ctrl_c_to_the_whole_group_exits_130_without_leftovers(tmp_path: Path) -
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc (Linux)")
-def test_a_killed_audit_takes_its_workers_with_it(tmp_path: Path) -> None:
-    proc, _ = start_and_stop(tmp_path, scenario(tmp_path), signal.SIGKILL, group=False)
+def test_a_killed_audit_takes_its_workers_with_it(tmp_path: Path,
+                                                  slow_attack: SlowAttack) -> None:
+    proc, _ = start_and_stop(tmp_path, scenario(tmp_path, slow_attack), signal.SIGKILL,
+                             group=False)
     assert proc.returncode == -signal.SIGKILL
     deadline = time.monotonic() + 10
     while group_members(proc.pid) and time.monotonic() < deadline:
@@ -263,8 +252,8 @@ def test_an_interrupted_report_leaves_no_report(tmp_path: Path,
     assert not any((tmp_path / name).exists() for name in audit_cmd.REPORT_FILES)
 
 
-def test_cell_runs_a_finished_cell_again(tmp_path: Path) -> None:
-    spec_path = scenario(tmp_path)
+def test_cell_runs_a_finished_cell_again(tmp_path: Path, slow_attack: SlowAttack) -> None:
+    spec_path = scenario(tmp_path, slow_attack)
     spec_path.write_text(spec_path.read_text().replace("seconds = 1.5", "seconds = 0.0"))
     spec = load_spec(spec_path)
     out = tmp_path / "out"
