@@ -11,8 +11,9 @@ Each check raises ``AssertionError`` with a message saying what failed.
 
 from __future__ import annotations
 
+import itertools
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,9 @@ def check_attack(cls: type[Attack], *, seed: int = 0,
                  runs: Mapping[str, Mapping[str, Any]] | None = None,
                  knowledge: Callable[[RunResult, Path], Mapping[str, Any]] | None = None,
                  params: Mapping[str, Any] | None = None) -> None:
-    """Bad parameters raise; the attack runs deterministically where its tags are observed,
-    and reports its convergence (or declares itself a closed form).
+    """Bad parameters raise; the attack runs deterministically where its tags are observed
+    (by a party alone or, for an attack that needs one, by a coalition of two or three), and
+    reports its convergence (or declares itself a closed form).
 
     It is tried on each registered protocol it applies to (:meth:`Attack.applies_to`), run
     with its defaults or with the :class:`RunConfig` fields in ``runs[protocol]`` (a smaller
@@ -147,7 +149,7 @@ def check_attack(cls: type[Attack], *, seed: int = 0,
                 return
     raise AssertionError(
         f"{cls.__name__}: no registered protocol exposes {sorted(cls.needs_tags)} to a party "
-        "it applies to"
+        "or a coalition of up to three it applies to"
     )
 
 
@@ -162,10 +164,36 @@ def check_convergence_record(cls: type[Attack], info: Mapping[str, Any]) -> None
         + (f" ({record['error']})" if "error" in record else ""))
 
 
+#: Coalitions :func:`check_attack` tries at most per run (single parties first, then pairs,
+#: then triples, in the transcript's party order).
+COALITIONS_TRIED = 400
+
+
+def coalitions(parties: Sequence[str], limit: int = COALITIONS_TRIED) -> Iterator[str]:
+    """The adversaries a conformance check tries, smallest first: every party alone, then
+    every pair, then every triple (``"server,party1"``), at most ``limit`` of them.
+
+    Examples
+    --------
+    >>> list(coalitions(["a", "b", "c"]))
+    ['a', 'b', 'c', 'a,b', 'a,c', 'b,c', 'a,b,c']
+    >>> len(list(coalitions([str(i) for i in range(30)], limit=50)))
+    50
+    """
+    tried = 0
+    for size in (1, 2, 3):
+        for members in itertools.combinations(parties, size):
+            if tried >= limit:
+                return
+            tried += 1
+            yield ",".join(members)
+
+
 def _attack_runs_twice(cls: type[Attack], params: dict[str, Any], result: RunResult) -> bool:
-    """Run the attack twice on the first party's view it applies to; False when none."""
+    """Run the attack twice on the first adversary's view it applies to (a party, or the
+    smallest coalition: :func:`coalitions`); False when none."""
     attack = cls(**params)
-    for party in result.transcript.parties:
+    for party in coalitions(list(result.transcript.parties)):
         view = build_view(result.transcript, party, result.private)
         if attack.not_applicable(view) is not None:
             continue
