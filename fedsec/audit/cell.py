@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import traceback
 from collections.abc import Iterator, Mapping
@@ -204,6 +205,7 @@ def _input_files(described: Mapping[str, Any], base_dir: str,
 
 
 def _named_files(text: str, base_dir: str) -> Iterator[str]:
+    yield from _component_files(text, base_dir)
     candidates = [text]
     if ":" in text or "=" in text:
         candidates += [part.split("=", 1)[-1] for part in text.split(":", 1)[-1].split(",")]
@@ -217,6 +219,32 @@ def _named_files(text: str, base_dir: str) -> Iterator[str]:
                     yield str(path)
             except (OSError, ValueError, RuntimeError):
                 continue
+
+
+def _component_files(text: str, base_dir: str) -> Iterator[str]:
+    """The source files of a ``package.module:Class`` component beside the scenario (its
+    top-level module, or every ``.py`` file of its package), so that editing a scenario's
+    own component makes its cells stale.
+
+    Examples
+    --------
+    >>> list(_component_files("fedcg-naive", "."))
+    []
+    """
+    if _COMPONENT.fullmatch(text) is None:
+        return
+    top = Path(base_dir) / text.partition(".")[0].partition(":")[0]
+    try:
+        if top.with_suffix(".py").is_file():
+            yield str(top.with_suffix(".py").resolve())
+        elif top.is_dir():
+            yield from sorted(str(p.resolve()) for p in top.rglob("*.py") if p.is_file())
+    except OSError:
+        return
+
+
+#: A ``package.module:Class`` component name.
+_COMPONENT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 def _file_digest(path: str, cache: dict[str, str]) -> str:

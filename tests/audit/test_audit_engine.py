@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -354,3 +355,34 @@ def test_a_planted_cell_file_is_not_counted_and_does_not_crash_the_report(
     assert messages[0].startswith("8 cells, 0 already done, 8 to run")
     assert len(cells) == 8 and all(c["status"] == "ok" for c in cells)
     assert build_report(out)["n_cells"] == 8
+
+
+COMPONENT_SCENARIO = """
+[audit]
+name = "own-component"
+protocols = ["secure-sum"]
+dataset = "iris"
+seeds = [0]
+
+[[attacks]]
+name = "slow_attack:SlowReadout"
+as = ["aggregator"]
+scorer = "reconstruction-error"
+params = { seconds = 0.0 }
+"""
+
+
+def test_an_edited_component_beside_the_scenario_reruns_the_cell(
+        tmp_path: Path, slow_attack: Callable[[Path], str]) -> None:
+    slow_attack(tmp_path)
+    spec = load_spec(write(tmp_path, COMPONENT_SCENARIO, name="own.toml"))
+    out = tmp_path / "out"
+    run_audit(spec, out)
+    messages: list[str] = []
+    run_audit(spec, out, progress=messages.append)
+    assert messages[0].startswith("1 cells, 1 already done, 0 to run")
+    module = tmp_path / "slow_attack.py"
+    module.write_text(module.read_text() + "\n# edited\n")
+    messages.clear()
+    run_audit(load_spec(tmp_path / "own.toml"), out, progress=messages.append)
+    assert messages[0].startswith("1 cells, 0 already done, 1 to run")
