@@ -14,10 +14,13 @@ tests/benchmarks/startup.py times it).
 from __future__ import annotations
 
 import argparse
+import functools
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from fedsec import __version__
 from fedsec.cli import attack_cmd, audit_cmd, describe_cmd, inspect_cmd, list_cmd, run_cmd
@@ -46,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(args_list)
-    with stopping_on_signals() as received:
+    with stopping_on_signals() as received, warnings.catch_warnings():
+        default_show = warnings.showwarning
+        warnings.showwarning = functools.partial(_show_warning, default_show)
         code = _handle(args)
     if received and code < 128:  # a library swallowed the signal: the command still stopped
         print(f"fedsec: {_stopped(received[0])}", file=sys.stderr)
@@ -72,6 +77,17 @@ def _handle(args: argparse.Namespace) -> int:
         return exit_code(stop.signum)
     except Exception as error:  # an unexpected failure still gets one readable line
         return _fail(args, error, EXIT_FAILURE, prefix=f"internal error ({type(error).__name__}): ")
+
+
+def _show_warning(default: Callable[..., None], message: Warning | str,
+                  category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """fedsec's own warnings as one line (``fedsec: warning: ...``); others as Python shows
+    them."""
+    if category.__module__.split(".")[0] != "fedsec":
+        default(message, category, filename, lineno, file, line)
+        return
+    print(f"fedsec: warning: {message}", file=file or sys.stderr)
 
 
 def _stopped(signum: int) -> str:

@@ -223,3 +223,21 @@ def test_list_kinds() -> None:
     assert "sum" in by_name["secure-sum"]["capabilities"]["requires"]
     bad = fedsec("list", "gizmos")
     assert bad.returncode == 2 and "Valid kind names" in bad.stderr
+
+
+def test_a_key_others_can_read_is_warned_about_in_one_line(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = tmp_path / "key.pem"
+    key.write_bytes(Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    key.chmod(0o644)
+    result = fedsec("run", "secure-sum", "--dataset", "iris", "--sign-key", str(key),
+                    "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warned == [line for line in warned if line.startswith("fedsec: warning: ")]
+    assert len(warned) == 1 and "chmod 600" in warned[0]
+    assert "KeyFileWarning" not in result.stderr
