@@ -1,11 +1,13 @@
 """Fixtures shared across the suite: runs of NRI-DC (each configuration runs once per session),
-a tiny S-FedMV run; the --run-slow option."""
+a tiny S-FedMV run, a slow attack written beside a scenario; the --run-slow option."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -118,3 +120,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+SLOW_ATTACK = '''
+import time
+from dataclasses import dataclass
+
+from fedsec.attacks.contribution_readout import ContributionReadout
+
+
+class SlowReadout(ContributionReadout):
+    """contribution-readout after a pause of ``seconds``."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Params:
+        seconds: float = 1.0
+
+    def run(self, view):
+        time.sleep(self.params.seconds)
+        return super().run(view)
+'''
+
+
+@pytest.fixture
+def slow_attack() -> Callable[[Path], str]:
+    """Writes ``slow_attack.py`` into a folder; returns the component's name there
+    (``slow_attack:SlowReadout``: contribution-readout after ``seconds`` of sleep)."""
+
+    def write(folder: Path) -> str:
+        (folder / "slow_attack.py").write_text(textwrap.dedent(SLOW_ATTACK))
+        return "slow_attack:SlowReadout"
+
+    return write
