@@ -51,7 +51,7 @@ class ContributionReadout(Attack):
             else:
                 opaque += 1
         if length is None:
-            length = int(next((m.meta.get("elements") for m in contributions
+            length = int(next((m.meta["elements"] for m in contributions
                                if m.meta.get("elements")), 0))
         baseline_vector = (equal_share(total, len(senders)) if total is not None
                            else np.zeros(length))

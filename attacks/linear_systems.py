@@ -35,7 +35,7 @@ import numpy as np
 
 from fedsec.builtin_index import EXTRACTOR_MODULES
 from fedsec.convergence import Convergence, thin
-from fedsec.errors import CapabilityError
+from fedsec.errors import CapabilityError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.views import View
@@ -217,7 +217,10 @@ def solve_shared(system: LinearSystem, *, anchor: str = "prior", n_sweeps: int =
     else:
         present = np.flatnonzero(np.bincount(ids[ids >= 0], minlength=n_ids) > 0)
         A = system.nuisance_coefficients(present)
-        w = 1.0 / np.sqrt(system.nuisance_variance[present])
+        variance = system.nuisance_variance
+        if variance is None:
+            raise ValidationError("Solving for the nuisances needs the system's nuisance_variance.")
+        w = 1.0 / np.sqrt(variance[present])
         c, *_ = np.linalg.lstsq(A * w[:, None], eta[present] * w, rcond=None)
     record = Convergence("converged" if settled else "budget", sweeps, n_sweeps,
                          thin(changes))

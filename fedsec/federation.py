@@ -37,6 +37,13 @@ class Party:
     keys: KeyStore
     private: dict[str, np.ndarray] = field(default_factory=dict)
 
+    def held_shard(self) -> Shard:
+        """The party's shard; a coordinator, which holds none, raises."""
+        if self.shard is None:
+            raise ValidationError(
+                f"Party {self.name!r} (role {self.role!r}) holds no data: it is a coordinator.")
+        return self.shard
+
     def knowledge(self) -> dict[str, np.ndarray | bytes]:
         """Everything this party privately holds, flattened to named arrays and bytes."""
         out: dict[str, np.ndarray | bytes] = {}
@@ -101,6 +108,20 @@ class Federation:
                 rng=generator(seed, f"party/{name}"), keys=KeyStore(name),
             )
         return cls(parties=parties, network=network, seed=seed, partition=partition, test=test)
+
+    def the_partition(self) -> Partition:
+        """The partition the run was built from (:meth:`from_partition` always sets it)."""
+        if self.partition is None:
+            raise ValidationError(
+                "The federation has no partition: build it with Federation.from_partition.")
+        return self.partition
+
+    def test_set(self) -> Dataset:
+        """The evaluator's test set; a federation built without one raises."""
+        if self.test is None:
+            raise ValidationError(
+                "The protocol measures its model on the test set, but the federation has none.")
+        return self.test
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -103,7 +103,7 @@ class SecureSum(Protocol):
         with net.stage("contribute", round=0):
             for party in senders:
                 with net.compute(party.name):
-                    vector = local_statistic(party.shard.X, self.params.statistic)
+                    vector = local_statistic(party.held_shard().X, self.params.statistic)
                     party.private["vector"] = vector
                     vectors[party.name] = apply_transforms(defenses, party, CONTRIBUTION_TAG,
                                                            vector)

@@ -33,6 +33,18 @@ def test_pyproject_lists_every_package_and_maps_the_plugin_folders() -> None:
     assert (ROOT / "fedsec" / "py.typed").is_file()
 
 
+def test_mypy_checks_every_plugin_folder_under_its_installed_name() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    base = ROOT / config["mypy_path"]
+    for folder, name in FOLDERS.items():
+        if folder == "fedsec":
+            assert "fedsec" in config["files"]
+            continue
+        link = base.joinpath(*name.split("."))
+        assert link.resolve() == (ROOT / folder).resolve(), f"{link} must link to {folder}/"
+        assert str(link.relative_to(ROOT)) in config["files"]
+
+
 def test_modules_named_like_the_folders_shadow_nothing(tmp_path: Path) -> None:
     for name in ("protocols", "attacks", "defenses"):
         (tmp_path / f"{name}.py").write_text("raise ImportError('a user module was imported')\n")

@@ -186,14 +186,14 @@ def _groups(view: View, obs: Observations, holders: np.ndarray) -> list[CallGrou
         if m.tag == tags.PARTIAL_DOT and m.meta.get(tags.TREE) == tags.TREE_SUMS:
             t1[(m.meta[tags.BLOCK], m.meta[tags.REQUESTER])].append((pos, m))
         elif m.tag == tags.OFFSET_SUM:
-            key = (m.meta[tags.REQUESTER], m.meta[tags.EXCLUDED])
+            pair = (m.meta[tags.REQUESTER], m.meta[tags.EXCLUDED])
             if tags.FEATURES in m.meta:
-                table = per_feature_t2[key].setdefault(
+                table = per_feature_t2[pair].setdefault(
                     (tuple(m.meta[tags.COVERS]), bool(m.meta.get(tags.DELIVERY))),
                     np.full(n_features, np.nan))
                 table[np.asarray(m.meta[tags.FEATURES], dtype=int)] = np.asarray(m.payload)
             else:
-                fresh_t2[(m.meta[tags.BLOCK], *key)].append(m)
+                fresh_t2[(m.meta[tags.BLOCK], pair[0], pair[1])].append(m)
     collected: dict[tuple, list[tuple[np.ndarray, ...]]] = defaultdict(list)
     forms_of: dict[tuple, np.ndarray] = {}
     for (block, requester), messages in sorted(t1.items()):

@@ -139,6 +139,7 @@ class EDMCompletion(Attack):
             owner, cell, cols = block.cells[0]
             label = f"{self.name} block {number} of {len(blocks)}"
             widths = seeded[1] if seeded is not None else gamma
+            assert widths is not None  # a kernel block announces the base width (public_gamma)
             D_XW = kernel_distances(block.K, widths)
             D_W = self._landmark_distances(D_XW, seeded, list(cols))
             reached = [0]  # the last iteration reported (a completer may stop early)

@@ -13,6 +13,7 @@ backend the server still learns the sum over cohorts, hence ``K^T K``.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -87,8 +88,8 @@ def gram_key(cohorts: list[int], n_cohorts: int) -> str | None:
 def _summed(view: View, messages: list) -> np.ndarray | None:
     """The aggregate of protected contributions as their receiver obtains it."""
     if all(m.protection == "noise" for m in messages):
-        words = np.sum([np.asarray(m.payload, dtype=np.uint64) for m in messages], axis=0,
-                       dtype=np.uint64)
+        words = np.asarray(np.sum([np.asarray(m.payload, dtype=np.uint64) for m in messages],
+                                  axis=0, dtype=np.uint64))
         if merge_terms(*(m.meta["masks"] for m in messages)):
             return None  # masks remain: some contributions are missing from the view
         return decode_z64(words, messages[0].meta["fraction_bits"])
@@ -164,7 +165,12 @@ def fedcg_systems(view: View) -> list[LinearSystem]:
             label=f"fedcg gram {key}", parts=((key, 0, m),), n_rows=m, n_unknowns=m,
             rows=rows, values=Q[rows, cols], variance=np.zeros(rows.size),
             order=cols.copy(),
-            coefficients=lambda idx, P=P, cols=cols: P[:, cols[idx]].T, min_norm=True,
+            coefficients=functools.partial(_coefficients, P, cols), min_norm=True,
             symmetric=True,
             info={"contributors": list(contributors)}))
     return out
+
+
+def _coefficients(P: np.ndarray, cols: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The rows of a Gram system's coefficient matrix for the observations ``idx``."""
+    return np.asarray(P[:, cols[idx]].T)

@@ -131,7 +131,8 @@ def observed_blocks(view: View) -> list[KernelObservation]:
     out: dict[tuple[Any, ...], KernelObservation] = {}
     for m in view.select(tag=tags.KERNEL_BLOCK):
         if view.can_open(m):
-            cells = ((m.sender, int(m.meta[tags.CELL]), tuple(m.meta[tags.COLUMNS])),)
+            cells: tuple[tuple[str, int, tuple[Any, ...]], ...] = (
+                (m.sender, int(m.meta[tags.CELL]), tuple(m.meta[tags.COLUMNS])),)
             out.setdefault(cells, _observation(m, cells, np.asarray(view.open(m)),
                                                tags.KERNEL_BLOCK))
     directions = {int(m.meta[tags.EPOCH]): np.asarray(view.open(m)) for m in view.messages
@@ -141,7 +142,7 @@ def observed_blocks(view: View) -> list[KernelObservation]:
         by_direction = m.meta.get(tags.SCALING) == tags.SCALED_BY_DIRECTION
         if not by_direction or scaling is None or not view.can_open(m):
             continue
-        cells = tuple((owner, int(cell), tuple(cols))
+        cells = tuple((str(owner), int(cell), tuple(cols))
                       for owner, cell, cols in m.meta[tags.COVERS])
         if cells not in out:
             out[cells] = _observation(m, cells, divide_scaling(np.asarray(view.open(m)), scaling),
@@ -262,6 +263,7 @@ class Multilateration(Attack):
         width_from: dict[str, str] = {}
         below_hull: dict[str, list[dict[str, Any]]] = {}
         frames = {} if seeded else self._p_frames(blocks, gamma)
+        widths: float | np.ndarray | None
         for block in sorted(blocks, key=lambda b: len(b.cells)):
             keys = [shard_key(owner, cell, "X") for owner, cell, _ in block.cells]
             if all(k in estimates for k in keys):
@@ -283,6 +285,7 @@ class Multilateration(Attack):
                 estimate, spread, guessed, below = (fit.points, fit.spread, fit.width_from,
                                                     fit.below)
             else:
+                assert widths is not None  # the frames exist only with the announced width
                 estimate, spread, below = place_points(
                     kernel_distances(block.K, widths, floor=self.params.floor), W,
                     estimator=self.params.below_hull)

@@ -38,6 +38,8 @@ row: what is left when nothing identifies a row). ``sources`` picks what to inve
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,6 +172,11 @@ class EmbeddingInversion(Attack):
         chosen = {NAMED[name] for name in self.params.sources.split(",")}
         return {tag: truth for tag, truth in SOURCES.items() if tag in chosen}
 
+    def _start_progress(self, name: str, steps: int, label: str) -> Callable[[int], None]:
+        """What follows the steps of one start of ``name``'s inversion."""
+        return functools.partial(self.report_progress, total=steps, unit="step",
+                                 label=f"{self.name} of {name} from {label}")
+
     def run(self, view: View) -> Reconstruction:
         self.check(view)
         p = self.params
@@ -198,8 +205,7 @@ class EmbeddingInversion(Attack):
                         points = [("zero", np.zeros((len(v), layers[0][0].shape[1])))]
                     x, record, kept = invert_from_starts(
                         layers, v, points, steps=p.steps,
-                        on_start=lambda label, n=name: lambda s: self.report_progress(
-                            s, p.steps, "step", label=f"{self.name} of {n} from {label}"))
+                        on_start=functools.partial(self._start_progress, name, p.steps))
                     key = truth_key(name, "value", *truth.split("/"))
                     estimates[key] = x
                     baseline[key] = np.repeat(x.mean(axis=0, keepdims=True), len(x), axis=0)

@@ -23,6 +23,7 @@ read the same View.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -91,8 +92,9 @@ class InverseNetwork(Attack):
                                         lr=p.lr, batch_size=p.batch_size,
                                         validation=p.validation, patience=p.patience,
                                         seed=p.seed + i,
-                                        on_epoch=lambda e, n=name: self.report_progress(
-                                            e, p.epochs, "epoch", label=f"{self.name} of {n}"))
+                                        on_epoch=functools.partial(
+                                            self.report_progress, total=p.epochs,
+                                            unit="epoch", label=f"{self.name} of {name}"))
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
                 assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
                 x = apply_inverse(f, sent[:p.max_rows])

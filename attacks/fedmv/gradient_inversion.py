@@ -101,7 +101,7 @@ class _GradientAttack(Attack):
     owner = ""
 
     def _meta(self, view: View) -> dict[str, Any]:
-        return next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta
+        return dict(next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta)
 
     def _targets(self, view: View) -> list[Target]:
         p: Any = self.params

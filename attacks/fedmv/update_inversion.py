@@ -168,7 +168,7 @@ class FedAvgInversion(Attack):
     def run(self, view: View) -> Reconstruction:
         self.check(view)
         p = self.params
-        meta = next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta
+        meta = dict(next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta)
         return reconstruct(
             self, view, self._targets(view),
             lambda target, i, labels, n: self._invert_view(meta, i, target, labels, n),

@@ -168,7 +168,7 @@ class UpdateLabels(Attack):
         self.check(view)
         targets, local = self._readable(view)
         assert local is not None
-        meta = next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta
+        meta = dict(next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta)
         estimates: dict[str, np.ndarray] = {}
         info: dict[str, Any] = {"targets": {}}
         for target in targets:

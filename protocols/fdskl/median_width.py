@@ -106,12 +106,13 @@ def federated_width(net: Network, t1: Tree, masks_tree: Tree | None, requester: 
     rows in training order; ``rngs`` are the workers' own streams.
     """
     broadcast_down(net, t1, pairs.T.astype(np.int64), tags.WIDTH_PAIRS, {})
-    values, masks = {}, {}
+    values: dict[str, np.ndarray] = {}
+    masks: dict[str, np.ndarray] = {}
     for w, Xw in X.items():
         with net.compute(w):
             values[w] = partial_distances(Xw, pairs, kernel=kernel)
             if masks_tree is not None and w != requester:
-                masks[w] = rngs[w].uniform(0.0, MASK_HIGH, size=pairs.shape[0])
+                masks[w] = np.asarray(rngs[w].uniform(0.0, MASK_HIGH, size=pairs.shape[0]))
                 values[w] = values[w] + masks[w]
     total = tree_sum(net, t1, values, tags.PARTIAL_DISTANCE, {tags.TREE: tags.TREE_SUMS})
     if masks_tree is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from fedsec.errors import ValidationError
 from fedsec.protocols.fdskl.exposure import Call, exposure, single_worker_leaks
@@ -54,7 +55,7 @@ class TreePlan:
                 "t1": as_lists(self.t1), "t2": {k: as_lists(v) for k, v in self.t2.items()}}
 
 
-def plan_from_dict(data: Mapping[str, object]) -> TreePlan:
+def plan_from_dict(data: Mapping[str, Any]) -> TreePlan:
     """A plan as read back from a transcript's ``tree_plan`` message."""
     return TreePlan(kind=str(data["kind"]), workers=tuple(data["workers"]),
                     requester=str(data["requester"]), t1=from_lists(data["t1"]),

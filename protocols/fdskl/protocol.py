@@ -97,7 +97,7 @@ class _Worker:
     """One worker's state: its features, its columns of the directions, alphas, saved values."""
 
     def __init__(self, party: Party, n_features: int) -> None:
-        (cell,) = party.shard.cells
+        (cell,) = party.held_shard().cells
         order = np.argsort(cell.rows)  # samples are training-row indices
         self.party = party
         self.X = np.asarray(cell.X, dtype=np.float64)[order]
@@ -140,7 +140,10 @@ class FDSKL(Protocol):
         B, r, F = p.batch_size, p.features_per_iteration, p.n_features
         workers = {n: _Worker(federation.party(n), F) for n in names}
         active = tuple(n for n in names if n in part.label_owners[0])
-        y = dsg.signed_labels(workers[active[0]].y, federation.test.task, p.loss)
+        labels = workers[active[0]].y
+        if labels is None:
+            raise ValidationError(f"FDSKL's label owner {active[0]!r} holds no labels.")
+        y = dsg.signed_labels(labels, federation.test_set().task, p.loss)
         net = federation.network
         d = sum(w.columns.size for w in workers.values())
         plan = dsg.schedule(federation.seed, part.n_samples, p.n_iterations, B)
@@ -356,14 +359,14 @@ class FDSKL(Protocol):
         d = sum(w.columns.size for w in workers.values())
         bank = rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width,
                               phase_material=plan.phases)
-        model = random_feature_model(bank, alpha, federation.test.task)
-        scores = model.decision_function(federation.test.X)
-        metrics = {**dsg.evaluate(scores, federation.test), "n_iterations": p.n_iterations,
+        model = random_feature_model(bank, alpha, federation.test_set().task)
+        scores = model.decision_function(federation.test_set().X)
+        metrics = {**dsg.evaluate(scores, federation.test_set()), "n_iterations": p.n_iterations,
                    "kernel_width": width, "n_pairs": n_pairs, "n_workers": len(names),
                    "n_active": len(active)}
         return Outcome(metrics=metrics,
                        values={"alpha": alpha, "test_scores": scores,
-                               "predictions": dsg.predictions(scores, federation.test)},
+                               "predictions": dsg.predictions(scores, federation.test_set())},
                        truth={"phases": phases, "phase_holders": holders}, model=model)
 
     def agreement_rtol(self, backend: MaskingBackend) -> float:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from fedsec.errors import ValidationError
 
@@ -151,7 +152,9 @@ def as_lists(tree: Tree) -> object:
 
 def from_lists(value: object) -> Tree:
     """Inverse of :func:`as_lists`."""
-    return value if isinstance(value, str) else tuple(from_lists(c) for c in value)
+    if isinstance(value, str):
+        return value
+    return tuple(from_lists(c) for c in cast("list[object]", value))
 
 
 def rounds(tree: Tree) -> int:

@@ -47,6 +47,7 @@ class KRLSModel:
 
 def krls_model(W: np.ndarray, gamma: float | np.ndarray, alpha: np.ndarray) -> KRLSModel:
     """A model holding its own copies of the landmarks, widths and coefficients."""
-    widths = gamma if np.isscalar(gamma) else np.array(gamma, dtype=np.float64)
+    widths: float | np.ndarray = (float(gamma) if np.isscalar(gamma)  # type: ignore[arg-type]
+                                  else np.array(gamma, dtype=np.float64))
     return KRLSModel(landmarks=np.array(W, dtype=np.float64), gamma=widths,
                      alpha=np.array(alpha, dtype=np.float64))

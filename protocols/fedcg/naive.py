@@ -52,21 +52,21 @@ class FedCGNaive(FederatedCG):
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
         params: FedCGParams = self.params
-        n_classes = federation.test.n_classes
+        n_classes = federation.test_set().n_classes
         shared = federated_setup(federation, backend, params, n_classes)
         net = federation.network
         cohort_kernels: dict[int, np.ndarray] = {}
         labels: list[np.ndarray] = []
         with net.stage("upload", round=0):
-            for h in range(federation.partition.n_cohorts):
+            for h in range(federation.the_partition().n_cohorts):
                 received = []
                 for owner, group in cohort_chain(federation, h):
                     with net.compute(owner):
                         block = cohort_block(federation, shared, owner, h, group)
                     meta = {tags.COHORT: h, tags.GROUP: group,
                             tags.CELL: cell_index(federation, owner, h, group),
-                            tags.COLUMNS: federation.partition.column_groups[group].tolist(),
-                            tags.N_FEATURES: federation.test.n_features,
+                            tags.COLUMNS: federation.the_partition().column_groups[group].tolist(),
+                            tags.N_FEATURES: federation.test_set().n_features,
                             tags.GAMMA: shared.base_gamma, "gamma_jitter": params.gamma_jitter,
                             "landmark_method": params.landmark_method,
                             "n_landmarks": params.n_landmarks}
@@ -84,9 +84,9 @@ class FedCGNaive(FederatedCG):
                                       label, epoch, params.max_epochs, "epoch"))
         federation.advance(label, result.epochs, params.max_epochs, "epoch", final=True)
         with net.stage("model", round=0):
-            net.broadcast(SERVER, federation.partition.data_parties, tags.MODEL, result.alpha)
+            net.broadcast(SERVER, federation.the_partition().data_parties, tags.MODEL, result.alpha)
         model = krls_model(shared.W, shared.gamma, result.alpha)
-        scores, metrics = evaluate(model, federation.test)
+        scores, metrics = evaluate(model, federation.test_set())
         metrics.update(epochs=result.epochs, converged=result.converged)
         return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
                        model=model,

@@ -56,9 +56,9 @@ class _Chains:
         self.federation = federation
         self.net = federation.network
         self.chains = {h: cohort_chain(federation, h)
-                       for h in range(federation.partition.n_cohorts)}
-        self.columns = [c.tolist() for c in federation.partition.column_groups]
-        self.n_features = federation.test.n_features
+                       for h in range(federation.the_partition().n_cohorts)}
+        self.columns = [c.tolist() for c in federation.the_partition().column_groups]
+        self.n_features = federation.test_set().n_features
         self.blocks: dict[tuple[str, int, int], np.ndarray] = {}
         for h, chain in self.chains.items():
             for owner, g in chain:
@@ -83,6 +83,7 @@ class _Chains:
                                               tags.COLUMNS: self.columns[g],
                                               tags.COVERS: [list(c) for c in covered],
                                               tags.N_FEATURES: self.n_features})
+        assert product is not None  # a chain holds at least one block
         with self.net.compute(chain[-1][0]):
             return product.sum(axis=1)
 
@@ -99,6 +100,7 @@ class _Chains:
                 product = self.net.send(owner, chain[i + 1][0], tags.CHAIN_TRANSPOSE, product,
                                         meta={**meta, tags.COHORT: h, tags.POSITION: i,
                                               tags.GROUP: g})
+        assert product is not None  # a chain holds at least one block
         head = chain[-1][0]
         with self.net.compute(head):
             return head, product.sum(axis=1)
@@ -134,12 +136,12 @@ class FedCGSecure(FederatedCG):
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
         params: FedCGParams = self.params
-        n_classes = federation.test.n_classes
+        n_classes = federation.test_set().n_classes
         shared = federated_setup(federation, backend, params, n_classes)
         net = federation.network
         chains = _Chains(federation, shared)
         cohorts = sorted(chains.chains)
-        clients = federation.partition.data_parties
+        clients = federation.the_partition().data_parties
         lam = params.regularization
         share = lam / len(cohorts)
 
@@ -186,7 +188,7 @@ class FedCGSecure(FederatedCG):
         with net.stage("model", round=result.epochs + 1):
             net.broadcast(SERVER, clients, tags.MODEL, result.alpha)
         model = krls_model(shared.W, shared.gamma, result.alpha)
-        scores, metrics = evaluate(model, federation.test)
+        scores, metrics = evaluate(model, federation.test_set())
         metrics.update(epochs=result.epochs, converged=result.converged)
         kernels = {h: krls.hadamard([chains.blocks[(o, h, g)] for o, g in chains.chains[h]])
                    for h in cohorts}

@@ -139,6 +139,7 @@ def derive_shared(params: FedCGParams, material: bytes, *, n_features: int, n_ro
                                   mean=mean, std=std, pool_size=n_rows)
     if rows is not None:
         W = pool[rows] if pool is not None else np.full((params.n_landmarks, n_features), np.nan)
+    assert W is not None  # make_landmarks draws the points unless it picks rows
     gamma = krls.jittered_gamma(base_gamma, params.gamma_jitter, params.n_landmarks, rng)
     alpha0 = rng.normal(0.0, 0.01, size=(params.n_landmarks, n_outputs))
     return Shared(W=W, gamma=gamma, alpha0=alpha0, rng=rng, landmark_rows=rows,
@@ -163,7 +164,7 @@ def centralized_shared(params: FedCGParams, train: Dataset, seed: int) -> Shared
 
 def check_partition(federation: Federation) -> None:
     """FedCG needs a grid without overlaps (overlapping rows or features would be counted twice)."""
-    partition = federation.partition
+    partition = federation.the_partition()
     if partition is None:
         raise ValidationError("FedCG runs on a partitioned federation.")
     if partition.row_overlap or partition.feature_overlap:
@@ -177,7 +178,7 @@ def federated_setup(federation: Federation, backend: MaskingBackend, params: Fed
                     n_classes: int) -> Shared:
     """Share the seed, pool the statistics, agree on landmarks, through the network."""
     check_partition(federation)
-    partition = federation.partition
+    partition = federation.the_partition()
     net = federation.network
     hospital = partition.label_owners[0][0]
     material = seed_material(federation.seed)
@@ -205,7 +206,7 @@ def federated_setup(federation: Federation, backend: MaskingBackend, params: Fed
 def _pooled_statistics(federation: Federation, backend: MaskingBackend,
                        ) -> tuple[float, float, np.ndarray, np.ndarray]:
     """Column sums and squares per feature group, summed at the server."""
-    partition = federation.partition
+    partition = federation.the_partition()
     net = federation.network
     n_features = sum(len(c) for c in partition.column_groups)
     sums, sq = np.zeros(n_features), np.zeros(n_features)
@@ -231,9 +232,10 @@ def _pooled_statistics(federation: Federation, backend: MaskingBackend,
 
 def _exchange_landmark_rows(federation: Federation, shared: Shared) -> None:
     """P landmarks: each owner sends its landmark rows' features to the group's other owners."""
-    partition = federation.partition
+    partition = federation.the_partition()
     net = federation.network
     rows = shared.landmark_rows
+    assert rows is not None  # called for P landmarks only, which are rows
     for g, columns in enumerate(partition.column_groups):
         owners = sorted({c.owner for c in partition.cells if c.group == g})
         for cell in (c for c in partition.cells if c.group == g):
@@ -252,8 +254,7 @@ def _exchange_landmark_rows(federation: Federation, shared: Shared) -> None:
 
 
 def _cell_X(federation: Federation, owner: str, cohort: int, group: int) -> np.ndarray:
-    shard = federation.party(owner).shard
-    for cell in shard.cells:
+    for cell in federation.party(owner).held_shard().cells:
         if cell.cohort == cohort and cell.group == group:
             return np.asarray(cell.X, dtype=np.float64)
     raise ValidationError(f"{owner!r} holds no cell ({cohort}, {group}).")
@@ -261,7 +262,7 @@ def _cell_X(federation: Federation, owner: str, cohort: int, group: int) -> np.n
 
 def cell_index(federation: Federation, owner: str, cohort: int, group: int) -> int:
     """Position of a cell in its owner's shard (names its ground truth ``cellK/X``)."""
-    for i, cell in enumerate(federation.party(owner).shard.cells):
+    for i, cell in enumerate(federation.party(owner).held_shard().cells):
         if cell.cohort == cohort and cell.group == group:
             return i
     raise ValidationError(f"{owner!r} holds no cell ({cohort}, {group}).")
@@ -269,8 +270,8 @@ def cell_index(federation: Federation, owner: str, cohort: int, group: int) -> i
 
 def cohort_labels(federation: Federation, cohort: int, n_classes: int) -> tuple[str, np.ndarray]:
     """The label owner of a cohort and its ±1 target matrix."""
-    owner = federation.partition.label_owners[cohort][0]
-    for cell in federation.party(owner).shard.cells:
+    owner = federation.the_partition().label_owners[cohort][0]
+    for cell in federation.party(owner).held_shard().cells:
         if cell.cohort == cohort and cell.y is not None:
             return owner, krls.label_matrix(cell.y, n_classes)
     raise ValidationError(f"{owner!r} holds no labels for cohort {cohort}.")
@@ -278,7 +279,7 @@ def cohort_labels(federation: Federation, cohort: int, n_classes: int) -> tuple[
 
 def cohort_chain(federation: Federation, cohort: int) -> list[tuple[str, int]]:
     """The cohort's cell owners in chain order (other groups first, the label owner last)."""
-    partition = federation.partition
+    partition = federation.the_partition()
     label_owner = partition.label_owners[cohort][0]
     cells = [c for c in partition.cells if c.cohort == cohort]
     cells.sort(key=lambda c: (c.owner == label_owner, c.group))
@@ -288,7 +289,7 @@ def cohort_chain(federation: Federation, cohort: int) -> list[tuple[str, int]]:
 def cohort_block(federation: Federation, shared: Shared, owner: str, cohort: int,
                  group: int) -> np.ndarray:
     """The kernel block an owner computes for its cell (its features, its landmark columns)."""
-    columns = federation.partition.column_groups[group]
+    columns = federation.the_partition().column_groups[group]
     X = _cell_X(federation, owner, cohort, group)
     return krls.rbf_block(X, shared.W[:, columns], shared.gamma)
 

@@ -49,7 +49,7 @@ class Training:
 def _mlp_class() -> Any:
     torch = require_torch(WHAT)
 
-    class MLP(torch.nn.Module):  # type: ignore[misc, name-defined]
+    class MLP(torch.nn.Module):  # type: ignore[name-defined]
         """``layers`` hidden ReLU layers and a linear head."""
 
         def __init__(self, inputs: int, hidden: int, layers: int, classes: int) -> None:
@@ -116,7 +116,11 @@ def fit(model: Any, x: np.ndarray, targets: np.ndarray, training: Training, seed
         for start in range(0, n, training.batch_size):
             batch = order[start:start + training.batch_size]
             optimizer.zero_grad()
-            logits = model(X[batch]) if forward is None else forward(model, batch)
+            if forward is not None:
+                logits = forward(model, batch)
+            else:
+                assert X is not None  # built above when there is no forward function
+                logits = model(X[batch])
             loss = (-(T[batch] * torch.log_softmax(logits, dim=1)).sum(dim=1).mean() if soft
                     else torch.nn.functional.cross_entropy(logits, T[batch]))
             loss.backward()
@@ -148,7 +152,7 @@ def predict(model: Any, x: np.ndarray) -> np.ndarray:
 def _gcn_class() -> Any:
     torch = require_torch(WHAT)
 
-    class ClientGCN(torch.nn.Module):  # type: ignore[misc, name-defined]
+    class ClientGCN(torch.nn.Module):  # type: ignore[name-defined]
         """The reconstructed FedGraph GCN (see the module docstring)."""
 
         def __init__(self, embedding: int, n_features: int, hidden: int, layers: int,

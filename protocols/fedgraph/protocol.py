@@ -32,6 +32,7 @@ claimed. Nothing goes through a masking backend: embeddings and means travel in 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -142,10 +143,11 @@ class FedGraph(Protocol):
                                if len(rows) < sizes[members[0]])
                 groups, raw = clusterable(groups, raw, sizes)
                 for c in clients:  # the truth behind the means (float32, as the GCN reads it)
-                    sent = np.isin(c.rows, np.concatenate(
-                        [rows for members, rows in groups if c.name in members] or [[]]))
+                    sent_rows = np.isin(c.rows, np.concatenate(
+                        [rows for members, rows in groups if c.name in members]
+                        or [np.empty(0, dtype=np.int64)]))
                     c.party.private[tags.TRAIN_EMBEDDINGS_HELD] = embeddings[c.name][
-                        sent].astype(np.float32)
+                        sent_rows].astype(np.float32)
             with net.stage("embeddings"):
                 items = self._send_items(federation, clients, groups, raw)
             E, M, targets = stack_items(names, items)
@@ -190,8 +192,9 @@ class FedGraph(Protocol):
                 seed = nn.torch_seed(c.party.rng)
                 c.model = models.build_mlp(len(c.columns), p.hidden, p.layers, C, seed)
                 models.fit(c.model, c.X, c.y, p.local, seed,
-                           on_epoch=lambda epoch, name=c.name: federation.advance(
-                               f"fedgraph {name} MLP", epoch, p.epochs, "epoch"))
+                           on_epoch=functools.partial(federation.advance,
+                                                      f"fedgraph {c.name} MLP",
+                                                      total=p.epochs, unit="epoch"))
                 if p.depth == 0 or p.scores:
                     picked = c.party.rng.choice(len(c.y), min(p.score_samples, len(c.y)),
                                                 replace=False)

@@ -46,7 +46,7 @@ def _extractor_class() -> Any:
     torch = require_torch(WHAT)
     nn = torch.nn
 
-    class GRUExtractor(nn.Module):  # type: ignore[misc, name-defined]
+    class GRUExtractor(nn.Module):  # type: ignore[name-defined]
         """Forward and backward GRUs over end-padded sequences, and a linear head."""
 
         def __init__(self, spec: ExtractorSpec) -> None:

@@ -87,10 +87,10 @@ class HFedMV(FederatedMVL):
             raise ValidationError("h-fedmv evaluates on the run's test rows and needs them.")
         views = view_columns(test.feature_groups)
         clients = federation.data_parties()
-        if any(c.shard is None or c.shard.y is None for c in clients):
+        if any(c.shard is None or c.held_shard().y is None for c in clients):
             raise ValidationError("h-fedmv needs every client to hold the labels of its rows.")
-        data = {c.name: ([c.shard.X[:, cols] for cols in views.values()],  # type: ignore[union-attr]
-                         c.shard.y) for c in clients}  # type: ignore[union-attr]
+        data = {c.name: ([c.held_shard().X[:, cols] for cols in views.values()],
+                         np.asarray(c.held_shard().y)) for c in clients}
         test_views = [test.X[:, cols] for cols in views.values()]
         outcome = fit_rounds(federation, backend, p, data, list(views), test_views, test.y,
                              len(test.class_names))

@@ -103,7 +103,7 @@ def test_fixed_point(XWs: Sequence[np.ndarray], zetas: Sequence[float]) -> np.nd
     [[2.0, 2.0]]
     """
     a = [z / (1.0 + z) for z in zetas]
-    return sum(ak * P for ak, P in zip(a, XWs, strict=True)) / sum(a)
+    return np.asarray(sum(ak * P for ak, P in zip(a, XWs, strict=True)) / sum(a))
 
 
 def test_consensus(XWs: Sequence[np.ndarray], zetas: Sequence[float], *, tol: float = 1e-10,
@@ -114,11 +114,12 @@ def test_consensus(XWs: Sequence[np.ndarray], zetas: Sequence[float], *, tol: fl
     """
     Zs = [np.array(P, dtype=np.float64) for P in XWs]
     zeta_sum = float(sum(zetas))
-    Z = consensus(sum(z * Zk for z, Zk in zip(zetas, Zs, strict=True)), zeta_sum, 0.0, None)
+    Z = consensus(np.asarray(sum(z * Zk for z, Zk in zip(zetas, Zs, strict=True))), zeta_sum,
+                  0.0, None)
     for step in range(1, max_iter + 1):
         Zs = [view_estimate(P, Z, z) for P, z in zip(XWs, zetas, strict=True)]
-        Z_new = consensus(sum(z * Zk for z, Zk in zip(zetas, Zs, strict=True)), zeta_sum, 0.0,
-                          None)
+        Z_new = consensus(np.asarray(sum(z * Zk for z, Zk in zip(zetas, Zs, strict=True))),
+                          zeta_sum, 0.0, None)
         change = np.linalg.norm(Z_new - Z) / max(float(np.linalg.norm(Z)), TINY)
         Z = Z_new
         if change <= tol:
@@ -181,7 +182,7 @@ def mvl_round(Xs: Sequence[np.ndarray], grams: Sequence[np.ndarray], Y: np.ndarr
                             max_iter=settings.max_inner, gram=G)
         new_Ws.append(W)
         new_Zs.append(view_estimate(X @ W, Z, zeta))
-    weighted = sum(z * Zk for z, Zk in zip(zetas, new_Zs, strict=True))
+    weighted = np.asarray(sum(z * Zk for z, Zk in zip(zetas, new_Zs, strict=True)))
     return new_Ws, new_Zs, consensus(weighted, float(sum(zetas)), eta, Y)
 
 

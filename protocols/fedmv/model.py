@@ -80,7 +80,7 @@ def consensus_head(weights: Sequence[np.ndarray], zeta: float, tol: float,
                          zetas=(float(zeta),) * len(weights), tol=tol, max_steps=max_steps)
 
 
-def multiview_model(columns: Sequence[Sequence[int]], weights: Sequence[np.ndarray],
+def multiview_model(columns: Sequence[Sequence[int] | np.ndarray], weights: Sequence[np.ndarray],
                     zeta: float, tol: float, max_steps: int) -> MultiViewModel:
     """The model of view weights ``weights`` over the dataset's ``columns``, view by view."""
     return MultiViewModel(columns=tuple(np.asarray(c, dtype=np.int64) for c in columns),

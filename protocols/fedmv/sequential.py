@@ -202,14 +202,14 @@ class SFedMV(FederatedMVL):
         layouts = sequence_layouts(test)
         C = n_classes(test)
         clients = federation.data_parties()
-        if any(c.shard is None or c.shard.y is None for c in clients):
+        if any(c.shard is None or c.held_shard().y is None for c in clients):
             raise ValidationError("s-fedmv needs every client to hold the labels of its rows.")
         rows = slice(p.local_rows or None)
-        data = {c.name: sequences(c.shard.X[rows], test, layouts)  # type: ignore[union-attr]
+        data = {c.name: sequences(c.held_shard().X[rows], test, layouts)
                 for c in clients}
-        labels = {c.name: c.shard.y[rows] for c in clients}  # type: ignore[union-attr]
+        labels = {c.name: np.asarray(c.held_shard().y)[rows] for c in clients}
         for c in clients:  # the ground truth an inversion is scored against
-            c.private[tags.TRAINED_ROWS] = c.shard.X[rows]  # type: ignore[union-attr]
+            c.private[tags.TRAINED_ROWS] = c.held_shard().X[rows]
             c.private[tags.TRAINED_LABELS] = labels[c.name]
         test_data = sequences(test.X, test, layouts)
         specs = {v: extractor.ExtractorSpec(len(lay.inputs), p.hidden, C)
@@ -354,6 +354,7 @@ def _offline_hfedmv(data: dict[str, tuple[list[np.ndarray], np.ndarray]], W0: np
     flat = W0
     total = float(sum(len(y) for _, y in data.values()))
     for _ in range(p.rounds):
-        flat = sum(len(y) / total * local_fit(Xs, y, flat, shapes, C, p, zetas, p.settings)
-                   for Xs, y in data.values())
+        flat = np.asarray(sum(len(y) / total * local_fit(Xs, y, flat, shapes, C, p, zetas,
+                                                         p.settings)
+                              for Xs, y in data.values()))
     return unflatten_weights(flat, shapes)

@@ -111,19 +111,19 @@ class VFedMV(FederatedMVL):
         views = view_columns(test.feature_groups)
         clients = self._clients(federation, views)
         names = [c.name for c in clients]
-        holder = next(c for c in clients if c.shard is not None and c.shard.y is not None)
+        holder = next(c for c in clients if c.shard is not None and c.held_shard().y is not None)
         C = len(test.class_names)
-        N = clients[0].shard.n_rows  # type: ignore[union-attr]
+        N = clients[0].held_shard().n_rows
         zeta = p.zeta
         with net.stage("setup", round=0):
             with net.compute(holder.name):
-                labels = maths.one_hot(holder.shard.y, C)  # type: ignore[union-attr]
+                labels = maths.one_hot(np.asarray(holder.held_shard().y), C)
             Y = net.send(holder.name, SERVER, tags.LABELS, labels)
             Z = initial_consensus(federation.seed, N, C)
             state = {}
             for client, view in zip(clients, views, strict=True):
                 with net.compute(client.name):
-                    X = client.shard.X  # type: ignore[union-attr]
+                    X = client.held_shard().X
                     state[client.name] = {
                         "X": X, "gram": X.T @ X,
                         "W": initial_weights(federation.seed, view, X.shape[1], C),
@@ -171,7 +171,7 @@ class VFedMV(FederatedMVL):
     def _clients(self, federation: Federation, views: dict[str, np.ndarray]) -> list[Party]:
         clients = federation.data_parties()
         held = [tuple(cell.columns) for c in clients
-                for cell in c.shard.cells]  # type: ignore[union-attr]
+                for cell in c.held_shard().cells]
         expected = [tuple(cols) for cols in views.values()]
         if held != expected:
             raise ValidationError(

@@ -132,7 +132,7 @@ def _counting_fedavg() -> type:
     """Flower's FedAvg, counting what it sends and receives and keeping each aggregate."""
     from flwr.serverapp.strategy import FedAvg
 
-    class CountingFedAvg(FedAvg):  # type: ignore[misc]
+    class CountingFedAvg(FedAvg):
         def __init__(self, **options: Any) -> None:
             super().__init__(**options)
             self.instructions = 0

@@ -126,7 +126,7 @@ class FlowerFedAvg(FlowerProtocol):
         n_inputs = shards[0].cells[0].X.shape[1]
         test = federation.test
         n_classes = (len(test.class_names) if test is not None and test.class_names
-                     else int(max(int(np.max(s.cells[0].y)) for s in shards)) + 1)
+                     else int(max(int(np.max(np.asarray(s.cells[0].y))) for s in shards)) + 1)
         config = {app.N_CLASSES: n_classes, app.ROUNDS: p.rounds, app.CLIENTS: len(shards),
                   app.LOCAL_EPOCHS: p.local_epochs, app.BATCH_SIZE: p.batch_size, app.LR: p.lr,
                   app.HIDDEN: p.hidden, app.TIMEOUT: p.round_timeout, app.N_INPUTS: n_inputs}
@@ -148,7 +148,7 @@ class FlowerFedAvg(FlowerProtocol):
     def prepare(self, where: Path, federation: Federation) -> None:
         for partition, party in enumerate(federation.data_parties()):
             assert party.shard is not None  # data parties hold one
-            (cell,) = party.shard.cells
+            (cell,) = party.held_shard().cells
             if cell.y is None:
                 raise FedsecError(f"Client {party.name!r} holds no labels; the FedAvg app "
                                   "trains a classifier on each client's own labels.")

@@ -90,7 +90,7 @@ class FlowerProtocol(Protocol):
             summary = cross_check(where, recorder)
             for party, held in collect_truth(where, recorder).items():
                 federation.party(party).private.update(held)
-            nodes = {recorder.names[node]: [str(node), recorder.partitions[node]]
+            nodes = {recorder.names[node]: (str(node), recorder.partitions[node])
                      for node in sorted(recorder.names, key=recorder.partitions.__getitem__)}
             outcome = self.outcome(server.context, federation, summary)
         finally:

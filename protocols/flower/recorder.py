@@ -115,7 +115,7 @@ def _grid_class() -> type:
     then, never at fedsec's import)."""
     from flwr.serverapp import Grid
 
-    class RecordingGrid(Grid):  # type: ignore[misc]
+    class RecordingGrid(Grid):
         """A Grid that records every instruction it pushes and every reply it pulls."""
 
         def __init__(self, inner: Any, recorder: Recorder, pull_interval: float = 0.05) -> None:

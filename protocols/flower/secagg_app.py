@@ -51,7 +51,7 @@ def _names(config: Any) -> list[str]:
 def _client_class() -> type:
     from flwr.client import NumPyClient
 
-    class PerceptronClient(NumPyClient):  # type: ignore[misc]
+    class PerceptronClient(NumPyClient):
         """The FedAvg app's client as a NumPyClient (what Flower's SecAgg+ workflow drives)."""
 
         def __init__(self, context: Any) -> None:
@@ -92,8 +92,8 @@ def client_app(*, record: bool = True) -> Any:
     from flwr.client.mod import secaggplus_mod
     from flwr.clientapp import ClientApp
 
-    mods = [record_secagg_secrets, secaggplus_mod, record_plaintext] if record \
-        else [secaggplus_mod]
+    mods: list[Any] = ([record_secagg_secrets, secaggplus_mod, record_plaintext] if record
+                       else [secaggplus_mod])
     return ClientApp(client_fn=_client_fn, mods=mods)
 
 
@@ -102,7 +102,7 @@ def _strategy_class() -> type:
     """Flower's legacy FedAvg, keeping each round's aggregate."""
     from flwr.server.strategy import FedAvg
 
-    class KeepingFedAvg(FedAvg):  # type: ignore[misc]
+    class KeepingFedAvg(FedAvg):
         def __init__(self, **options: Any) -> None:
             super().__init__(**options)
             self.aggregates: dict[int, Any] = {}
@@ -122,7 +122,7 @@ def _counting_grid_class() -> type:
     recording Grid, which it wraps)."""
     from flwr.serverapp import Grid
 
-    class CountingGrid(Grid):  # type: ignore[misc]
+    class CountingGrid(Grid):
         def __init__(self, inner: Any) -> None:
             self.inner = inner
             self.instructions = 0

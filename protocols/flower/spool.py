@@ -72,8 +72,9 @@ def save_arrays(path: Path, arrays: Mapping[str, np.ndarray], meta: Mapping[str,
     """Write ``arrays`` and JSON ``meta`` to ``path`` atomically (no pickle)."""
     tmp = path.with_suffix(".tmp")
     with open(tmp, "wb") as handle:
-        np.savez(handle, __meta__=np.frombuffer(json.dumps(dict(meta)).encode(), np.uint8),
-                 **{k: np.asarray(v) for k, v in arrays.items()})
+        contents: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
+        contents["__meta__"] = np.frombuffer(json.dumps(dict(meta)).encode(), np.uint8)
+        np.savez(handle, **contents)
     os.replace(tmp, path)
 
 

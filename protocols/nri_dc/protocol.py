@@ -185,9 +185,9 @@ class NRIDC(Protocol):
         params: NRIDCParams = self.params
         workers = _workers(federation)
         net = federation.network
-        test = federation.test
+        test = federation.test_set()
         n_classes = test.n_classes
-        n_features = workers[0].shard.X.shape[1]
+        n_features = workers[0].held_shard().X.shape[1]
         n_components = maths.reduced_dimension(n_features, params.n_components)
         anchors = self._share_anchor(federation, workers, n_features)
         received: dict[str, dict[str, np.ndarray]] = {}
@@ -195,7 +195,8 @@ class NRIDC(Protocol):
         with net.stage("share", round=0):
             for worker in workers:
                 with net.compute(worker.name):
-                    out = maths.share(worker.shard.X, worker.shard.y, anchors[worker.name],
+                    X, y = _labelled(worker)
+                    out = maths.share(X, y, anchors[worker.name],
                                       n_components, sigma=params.sigma, rng=worker.rng,
                                       noise=params.noise, dr_epsilon=params.dr_epsilon,
                                       downsample=params.dr_downsample)
@@ -223,7 +224,7 @@ class NRIDC(Protocol):
                                      worker.rng)
                 owns.append(own)
                 per_worker.append(models.evaluate(own, test.X, test.y, n_classes))
-                alone = models.fit(params.model, worker.shard.X, worker.shard.y, worker.rng)
+                alone = models.fit(params.model, *_labelled(worker), worker.rng)
                 local.append(models.evaluate(alone, test.X, test.y, n_classes))
         metrics: dict[str, Any] = {
             "roc_auc": float(np.mean([m["roc_auc"] for m in per_worker])),
@@ -320,12 +321,20 @@ def _workers(federation: Federation) -> list[Party]:
     if not workers:
         raise ValidationError("NRI-DC needs at least one worker holding data.")
     for worker in workers:
-        if len(worker.shard.cells) != 1 or worker.shard.cells[0].y is None:
+        if len(worker.held_shard().cells) != 1 or worker.held_shard().cells[0].y is None:
             raise ValidationError(
                 "NRI-DC workers each hold one labelled horizontal shard (every feature and the "
                 f"labels of their rows); {worker.name!r} does not."
             )
     return workers
+
+
+def _labelled(worker: Party) -> tuple[np.ndarray, np.ndarray]:
+    """A worker's features and labels (:func:`_workers` checked that it holds both)."""
+    shard = worker.held_shard()
+    if shard.y is None:
+        raise ValidationError(f"NRI-DC worker {worker.name!r} holds no labels.")
+    return shard.X, shard.y
 
 
 def _dr_metrics(params: NRIDCParams, certificates: dict[str, dict[str, Any]]) -> dict[str, Any]:

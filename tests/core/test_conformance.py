@@ -31,7 +31,8 @@ QUICK: dict[str, dict[str, Any]] = {
 SMALL_BUDGET: dict[str, dict[str, Any]] = {
     "inverting-gradients": {"steps": 40, "restarts": 1},
     "dlg": {"steps": 3}, "idlg": {"steps": 3, "restarts": 1}, "fedavg-inversion": {"steps": 3},
-    "embedding-inversion": {"steps": 50},
+    "embedding-inversion": {"steps": 20, "starts": "prior", "sources": "test", "max_rows": 20},
+    "inverse-network": {"epochs": 30, "patience": 5, "hidden": 64},
 }
 #: Components checked elsewhere, and why: a Flower run (protocols/flower) is not bit-reproducible
 #: (the engine delivers replies in arrival order and draws node and message ids at random) and
