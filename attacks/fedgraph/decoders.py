@@ -111,12 +111,12 @@ def fit_mlp(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epochs: 
     X = np.asarray(inputs, dtype=np.float64)
     if len(E) != len(X):
         raise ValidationError(f"{WHAT}: {len(E)} embeddings for {len(X)} inputs.")
-    train, _ = held_out_split(len(E), validation, seed)
+    split = held_out_split(len(E), validation, seed)
+    train = split[0]
     e_mean, e_scale = E[train].mean(0), E[train].std(0) + 1e-8
     f = decoder_network(E.shape[1], hidden, X.shape[1], seed)
-    history = train_early_stopped(f, (E - e_mean) / e_scale, X, epochs=epochs, lr=lr,
-                                  batch_size=batch_size, validation=validation,
-                                  patience=patience, seed=seed)
+    history = train_early_stopped(f, (E - e_mean) / e_scale, X, split, epochs=epochs, lr=lr,
+                                  batch_size=batch_size, patience=patience, seed=seed)
     return Decoder("mlp", e_mean, e_scale, X[train].mean(0), f, tuple(history),
                    float(int(np.argmin(history)) + 1))
 

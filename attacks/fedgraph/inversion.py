@@ -60,9 +60,9 @@ def fit_inverse(embeddings: np.ndarray, inputs: np.ndarray, *, hidden: int, epoc
     E = np.asarray(embeddings, dtype=np.float64)
     X = np.asarray(inputs, dtype=np.float64)
     f = decoder_network(E.shape[1], hidden, X.shape[1], seed)
-    history = train_early_stopped(f, E, X, epochs=epochs, lr=lr, batch_size=batch_size,
-                                  validation=validation, patience=patience, seed=seed,
-                                  on_epoch=on_epoch)
+    history = train_early_stopped(f, E, X, held_out_split(len(E), validation, seed),
+                                  epochs=epochs, lr=lr, batch_size=batch_size,
+                                  patience=patience, seed=seed, on_epoch=on_epoch)
     return f, history
 
 
@@ -76,20 +76,20 @@ def held_out_split(n: int, validation: float, seed: int) -> tuple[np.ndarray, np
     return np.setdiff1d(np.arange(n), held), np.sort(held)
 
 
-def train_early_stopped(f: Any, embeddings: np.ndarray, inputs: np.ndarray, *, epochs: int,
-                        lr: float, batch_size: int, validation: float, patience: int,
-                        seed: int, on_epoch: Callable[[int], None] | None = None
-                        ) -> list[float]:
+def train_early_stopped(f: Any, embeddings: np.ndarray, inputs: np.ndarray,
+                        split: tuple[np.ndarray, np.ndarray], *, epochs: int, lr: float,
+                        batch_size: int, patience: int, seed: int,
+                        on_epoch: Callable[[int], None] | None = None) -> list[float]:
     """Train the network ``f`` from ``embeddings`` to ``inputs`` by Adam on the squared error
-    (mini-batches in a seeded order) on all but a held-out ``validation`` share of the pairs
-    (:func:`held_out_split`); stop once the held-out error has not improved for ``patience``
+    (mini-batches in a seeded order) on the ``split``'s training rows, judged on its held-out
+    rows (:func:`held_out_split`); stop once the held-out error has not improved for ``patience``
     epochs (or after ``epochs``) and leave ``f`` at its best held-out epoch.
 
     Returns the held-out mean squared error per epoch: the objective history that says
     whether training converged (:func:`fedsec.convergence.judge` with the last ``patience``
     epochs as its tail)."""
     torch = require_torch(WHAT)
-    train, held = held_out_split(len(embeddings), validation, seed)
+    train, held = split
     E = torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
     X = torch.from_numpy(np.asarray(inputs, dtype=np.float32))
     optimizer = torch.optim.Adam(f.parameters(), lr=lr)
