@@ -37,7 +37,6 @@ class ContributionReadout(Attack):
     closed_form = True
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         contributions = view.select(tag=CONTRIBUTION_TAG)
         senders = sorted({m.sender for m in contributions})
         total = self._revealed_sum(view)

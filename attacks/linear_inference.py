@@ -82,7 +82,6 @@ class LinearInference(Attack):
         return None if extractor.applicable is None else extractor.applicable(view)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         systems = extractors()[view.header["protocol"]["name"]].systems(view)
         chosen = self._choose(systems)
         source = next((s for s in systems if s.nuisance is None), None)

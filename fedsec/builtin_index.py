@@ -34,6 +34,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.protocols.fedgraph.protocol:FedGraph",
             "Hybrid FedGraph: clients send (cluster-mean) embeddings of their MLP extractors; the server trains a GCN whose nodes are clients.",
         ),
+        "flower-app": (
+            "fedsec.protocols.flower.user_app:FlowerUserApp",
+            "Your own Flower app, from its folder (app=) or module:attr names, in Flower's simulation or deployment engine, every message recorded (the flower extra).",
+        ),
         "flower-fedavg": (
             "fedsec.protocols.flower.fedavg:FlowerFedAvg",
             "A real Flower app (FedAvg of a small PyTorch perceptron) in Flower's simulation engine, every message recorded (the flower extra).",
@@ -94,6 +98,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.attacks.fedmv.binary:BinaryColumns",
             "V-FedMV: the 0/1 (one-hot, yes/no) columns of each view found in its recovered column space by alternating projections, without known rows.",
         ),
+        "canary-guess": (
+            "fedsec.attacks.canary_guess:CanaryGuess",
+            "Scores each canary of secure-sum's canary mode from what the adversary saw (the one-run privacy audit's guesses).",
+        ),
         "cluster-disaggregation": (
             "fedsec.attacks.fedgraph.disaggregation:ClusterDisaggregation",
             "FedGraph: a client of the sample group, colluding with the server, re-draws the clusters from the shared seeds and solves the cluster means for every client's per-row embeddings.",
@@ -121,6 +129,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         "fedavg-inversion": (
             "fedsec.attacks.fedmv.update_inversion:FedAvgInversion",
             "S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit them to the weights it returned (Dimitrov et al.'s FedAvg inversion).",
+        ),
+        "flower-gradient-inversion": (
+            "fedsec.attacks.flower.gradient_inversion:FlowerGradientInversion",
+            "DLG / iDLG / Inverting Gradients on a Flower client's FedSGD update: its training rows from the train reply and the global model it was sent.",
         ),
         "flower-secagg-coalition": (
             "fedsec.attacks.flower.secagg_coalition:FlowerSecAggCoalition",
@@ -171,7 +183,7 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "V-FedMV's server computes (1+zeta_k) Z_k - zeta_k Z = X_k W_k every round; the stacked images span the column space of view k.",
         ),
         "test-inference": (
-            "fedsec.attacks.fedmv.test_inference:TestInference",
+            "fedsec.attacks.fedmv.testset_inference:TestInference",
             "V-FedMV test phase: X_k^test W_k read by the server; with W_k (from aligned training rows) each test row solves x W_k = p (exact when d_k <= C).",
         ),
         "tree-collusion": (
@@ -194,7 +206,7 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "gaussian-noise": (
             "fedsec.defenses.gaussian_noise:GaussianNoise",
-            "Each party adds N(0, sigma^2) noise to what it sends (no formal DP guarantee).",
+            "Each party adds N(0, sigma^2) noise to what it sends (an epsilon once clip or sensitivity bounds it).",
         ),
         "random-kernel-width": (
             "fedsec.defenses.fedcg.landmarks:RandomKernelWidth",
@@ -206,13 +218,17 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "update-noise": (
             "fedsec.defenses.fedmv.update_noise:UpdateNoise",
-            "S-FedMV clients clip their update to norm C and add N(0, (z C)^2) noise (DP-FedAvg's mechanism, no budget accounted).",
+            "S-FedMV clients clip their update to norm C and add N(0, (z C)^2) noise (DP-FedAvg's mechanism, accounted per client over its rounds).",
         ),
     },
     "scorer": {
         "binary-columns": (
             "fedsec.scoring.subspace:BinaryColumnsScore",
             "Fraction of a block's 0/1 columns recovered exactly, and spurious columns.",
+        ),
+        "canary-epsilon": (
+            "fedsec.scoring.canaries:CanaryEpsilon",
+            "One-run empirical lower bound on epsilon (with its confidence and ceiling) from an adversary's canary guesses.",
         ),
         "column-space": (
             "fedsec.scoring.subspace:ColumnSpace",

@@ -55,20 +55,26 @@ class Party:
 
 
 class Federation:
-    """The parties of one run, the network between them, and the run's seed.
+    """The parties of one run, the network between them, and the run's seeds.
 
     Build it with :meth:`from_partition`. The test set, when given, belongs
     to the evaluator, not to any party: protocols use it only to measure their
     model.
+
+    ``seed`` is the run's public seed (it split and partitioned the rows; a scenario names
+    it, so every adversary may know it). ``secret_seed`` is the root of every random choice
+    a party makes and keeps: protocols, backends and defences draw from it (through the
+    parties' ``rng`` or :func:`fedsec.seeding.generator`), never from ``seed``.
     """
 
     def __init__(
-        self, *, parties: Mapping[str, Party], network: Network, seed: int,
+        self, *, parties: Mapping[str, Party], network: Network, seed: int, secret_seed: int,
         partition: Partition | None = None, test: Dataset | None = None,
     ) -> None:
         self.parties = dict(parties)
         self.network = network
         self.seed = seed
+        self.secret_seed = secret_seed
         self.partition = partition
         self.test = test
         self.progress: Callable[[str], None] | None = None
@@ -95,19 +101,21 @@ class Federation:
 
     @classmethod
     def from_partition(
-        cls, partition: Partition, train: Dataset, *, seed: int, network: Network,
-        test: Dataset | None = None,
+        cls, partition: Partition, train: Dataset, *, seed: int, secret_seed: int,
+        network: Network, test: Dataset | None = None,
     ) -> Federation:
-        """One party per partition party, each with its shard of ``train``."""
+        """One party per partition party, each with its shard of ``train`` and its own stream
+        drawn from ``secret_seed``."""
         parties = {}
         for name in partition.parties:
             is_coordinator = name in partition.coordinators
             parties[name] = Party(
                 name=name, role=partition.roles[name],
                 shard=None if is_coordinator else partition.shard(name, train.X, train.y),
-                rng=generator(seed, f"party/{name}"), keys=KeyStore(name),
+                rng=generator(secret_seed, f"party/{name}"), keys=KeyStore(name),
             )
-        return cls(parties=parties, network=network, seed=seed, partition=partition, test=test)
+        return cls(parties=parties, network=network, seed=seed, secret_seed=secret_seed,
+                   partition=partition, test=test)
 
     def the_partition(self) -> Partition:
         """The partition the run was built from (:meth:`from_partition` always sets it)."""

@@ -10,8 +10,9 @@ Parameters are a keyword-only frozen dataclass named ``Params`` on the class.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -25,6 +26,7 @@ from fedsec.progress import Progress, ProgressHook
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
     from fedsec.federation import Federation, Party
+    from fedsec.privacy.mechanism import Mechanism
     from fedsec.view import View
 
 
@@ -111,8 +113,8 @@ class Protocol(Component, ABC):
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
         """The centralized computation the federated run must match.
 
-        ``seed`` is the run's root seed, for references that draw the same
-        shared randomness (landmarks, starting points) as the federated run.
+        ``seed`` is the run's secret seed (``federation.secret_seed``), for references that
+        draw the same randomness (landmarks, starting points) as the federated run.
         """
 
 
@@ -139,7 +141,7 @@ class CentralizedProtocol(Protocol):
         party, pooled = federation.pooled(type(self).__name__, self.instead)
         assert federation.test is not None  # pooled() refuses a federation without a test set
         with federation.network.compute(party.name):
-            return self.solve(pooled, federation.test, federation.seed)
+            return self.solve(pooled, federation.test, federation.secret_seed)
 
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
         return self.solve(train, test, seed)
@@ -164,8 +166,17 @@ class Attack(Component, ABC):
     """Reads a View and returns a Reconstruction.
 
     ``needs_tags`` are message tags the attack reads; a View without any of
-    them makes the attack not applicable, with the reason stated.
+    them makes the attack not applicable, with the reason stated. Every subclass's
+    :meth:`run` checks that first (:meth:`check`, put in front of it when the class is
+    defined): an attack's own ``run`` starts from a View it applies to.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is not None and not getattr(run, "__isabstractmethod__", False) \
+                and not getattr(run, "_checks_view", False):
+            cls.run = _checked(run)  # type: ignore[method-assign,assignment]
 
     kind = "attack"
     progress_hook: ProgressHook | None = None
@@ -174,7 +185,6 @@ class Attack(Component, ABC):
     default_scorer: ClassVar[str] = "reconstruction-error"
     needs_tags: ClassVar[frozenset[str]] = frozenset()
     needs_any_tags: ClassVar[frozenset[str]] = frozenset()
-    needs_knowledge: ClassVar[frozenset[str]] = frozenset()
     closed_form: ClassVar[bool] = False
     """True for an attack without iterations (a solve, a read-out): it converges by
     construction. An iterative attack reports how its optimiser ended instead, as
@@ -195,8 +205,7 @@ class Attack(Component, ABC):
         return {"default_scorer": cls.default_scorer, "needs_tags": sorted(cls.needs_tags),
                 "produces": cls.produces,
                 "closed_form": cls.closed_form, "budget_params": list(cls.budget_params),
-                "needs_any_tags": sorted(cls.needs_any_tags),
-                "needs_knowledge": sorted(cls.needs_knowledge)}
+                "needs_any_tags": sorted(cls.needs_any_tags)}
 
     @classmethod
     def applies_to(cls, protocol: type[Protocol]) -> bool:
@@ -242,6 +251,19 @@ class Attack(Component, ABC):
         """Reconstruct what the view allows."""
 
 
+def _checked(run: Callable[[Attack, View], Reconstruction]
+             ) -> Callable[[Attack, View], Reconstruction]:
+    """``run`` after :meth:`Attack.check` of its View."""
+
+    @functools.wraps(run)
+    def checked(self: Attack, view: View) -> Reconstruction:
+        self.check(view)
+        return run(self, view)
+
+    checked._checks_view = True  # type: ignore[attr-defined]
+    return checked
+
+
 class Defense(Component):
     """Changes a protocol's configuration or transforms messages at declared points.
 
@@ -249,7 +271,8 @@ class Defense(Component):
     (from its own parameters) and :attr:`fixes` (constants); override
     :meth:`configure` for anything else, and :meth:`transform` to alter a
     party's payload before it is sent under one of the tags in ``points``
-    (``*`` for any tag the protocol lets defences touch).
+    (``*`` for any tag the protocol lets defences touch). A defence that adds
+    noise declares its :meth:`mechanism` for the privacy accountant.
     """
 
     kind = "defense"
@@ -274,6 +297,16 @@ class Defense(Component):
     def transform(self, party: Party, tag: str, values: np.ndarray) -> np.ndarray:
         """The payload ``party`` sends under ``tag`` after this defence (unchanged by default)."""
         return values
+
+    def mechanism(self, protocol_params: Mapping[str, Any]) -> Mechanism | None:
+        """The noise this defence adds, as an accountant reads it
+        (:class:`~fedsec.privacy.mechanism.Mechanism`), given the protocol's parameters as
+        the defences configured them; None: it adds no noise (the default).
+
+        A defence that adds noise declares it here, with the sensitivity it relies on (None
+        when it clips nothing and no bound is declared: then no epsilon is stated).
+        """
+        return None
 
 
 def apply_transforms(defenses: Sequence[Defense], party: Party, tag: str,

@@ -91,6 +91,21 @@ def torch_seed(rng: np.random.Generator) -> int:
 
 
 @contextlib.contextmanager
+def seeded_init(seed: int, what: str = "this component") -> Iterator[None]:
+    """Build torch modules inside: their initial weights are drawn from ``seed``.
+
+    torch's layers initialise from its global generator; it is forked for the duration and
+    restored after, so building a model leaves every other draw of the process as it was.
+    The one idiom for seeding a model's weights (batch orders and other draws take a
+    ``torch.Generator``: :func:`deterministic`).
+    """
+    torch = require_torch(what)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+@contextlib.contextmanager
 def deterministic(seed: int) -> Iterator[Any]:
     """Run torch deterministically: one thread, deterministic algorithms, ``seed``.
 

@@ -38,6 +38,11 @@ class RunConfig:
     ``reference=False`` skips the centralized reference (no comparison).
     ``search_path`` lists directories where ``module:Class`` modules are
     looked for first (an audit scenario's own folder).
+
+    ``seed`` is public: it splits the rows and partitions them. ``secret_seed`` is the root of
+    everything a party keeps secret (:mod:`fedsec.seeding`): ``None`` (the default) draws a
+    fresh 128-bit one for the run, kept only in the private store; give it to reproduce a
+    run exactly (the same ``seed`` and ``secret_seed`` give the same transcript).
     """
 
     protocol: str
@@ -48,6 +53,7 @@ class RunConfig:
     defenses: Sequence[tuple[str, Mapping[str, Any]]] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
+    secret_seed: int | None = None
     test_size: float | int | None = None
     scaling: str | None = None
     reference: bool = True
@@ -57,6 +63,8 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         check_int(self.seed, owner="run", name="seed", min_value=0)
+        if self.secret_seed is not None:
+            check_int(self.secret_seed, owner="run", name="secret_seed", min_value=0)
         if self.split_seed is not None:
             check_int(self.split_seed, owner="run", name="split_seed", min_value=0)
         if self.split_file is not None and (self.test_size is not None

@@ -67,6 +67,36 @@ def truth_key(party: str | None, *path: str | int) -> str:
     return str(TruthKey(owner, parts))
 
 
+def value_key(party: str, name: str) -> str:
+    """The store key of a value ``name`` (a family's tag, ``/``-separated) that ``party``
+    computed and keeps (``Party.private``): what an attack's estimate of it is keyed by.
+
+    >>> value_key("client0", "update/round1")
+    'party/client0/value/update/round1'
+    """
+    return truth_key(party, *held_value(name).split(_SEP))
+
+
+def held_value(name: str) -> str:
+    """The key of a value ``name`` inside its owner's own holdings (what a View's
+    ``knowledge`` of a coalition member holds).
+
+    >>> held_value("fdskl/offsets")
+    'value/fdskl/offsets'
+    """
+    return _SEP.join(("value", name))
+
+
+def is_held_shard_field(key: str, field: str) -> bool:
+    """Whether ``key`` of a party's own holdings is ``field`` of one of its shard cells.
+
+    >>> is_held_shard_field("shard/cell0/X", "X"), is_held_shard_field("value/X", "X")
+    (True, False)
+    """
+    parts = key.split(_SEP)
+    return len(parts) == 3 and parts[0] == "shard" and parts[2] == field
+
+
 def shard_key(party: str, cell: int, field: str) -> str:
     """The key of one field (``X``, ``y``, ``rows``, ``columns``) of a party's shard cell.
 
@@ -125,12 +155,14 @@ def _check_part(part: str, what: str) -> str:
 
 
 def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray | bytes], *,
-                 transcript_head: str = "", seed: int | None = None) -> None:
+                 transcript_head: str = "", seed: int | None = None,
+                 secret_seed: int | None = None) -> None:
     """Write ``entries`` atomically; byte strings are kept as bytes on reload.
 
     ``transcript_head`` (the final chain value of the run's transcript) binds the store to its
-    run: :func:`check_same_run` refuses a store from another run. ``seed`` is the run's seed
-    (the auditor's; the transcript holds only a commitment to it).
+    run: :func:`check_same_run` refuses a store from another run. ``seed`` and ``secret_seed``
+    are the run's seeds (the auditor's; the transcript holds only a keyed commitment to them):
+    :func:`run_seeds` reads them back, so a run can be reproduced exactly.
     """
     arrays: dict[str, np.ndarray] = {}
     byte_names = []
@@ -147,8 +179,9 @@ def save_private(path: str | os.PathLike[str], entries: Mapping[str, np.ndarray 
                 )
             arrays[name] = arr
     arrays[_BYTES_INDEX] = np.frombuffer(json.dumps(byte_names).encode(), dtype=np.uint8)
-    if transcript_head or seed is not None:
-        run = {"transcript_head": transcript_head, "seed": None if seed is None else str(seed)}
+    if transcript_head or seed is not None or secret_seed is not None:
+        run = {"transcript_head": transcript_head, "seed": None if seed is None else str(seed),
+               "secret_seed": None if secret_seed is None else str(secret_seed)}
         arrays[_RUN_INDEX] = np.frombuffer(json.dumps(run).encode(), dtype=np.uint8)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -189,6 +222,28 @@ def load_private(path: str | os.PathLike[str]) -> dict[str, np.ndarray | bytes]:
             }
     except _UNREADABLE as error:
         raise _unreadable(path, error) from None
+
+
+def run_seeds(path: str | os.PathLike[str]) -> tuple[int | None, int | None]:
+    """The run's ``seed`` and ``secret_seed`` recorded in the store at ``path`` (None where the
+    store records none: written outside a run, or before secret seeds were recorded)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if _RUN_INDEX not in data.files:
+                return None, None
+            run = json.loads(bytes(data[_RUN_INDEX]).decode())
+    except (*_UNREADABLE, AttributeError) as error:
+        raise _unreadable(path, error) from None
+    if not isinstance(run, dict):
+        raise _unreadable(path, ValueError("its run record is not an object"))
+    seeds = []
+    for name in ("seed", "secret_seed"):
+        value = run.get(name)
+        try:
+            seeds.append(None if value is None else int(value))
+        except (TypeError, ValueError) as error:
+            raise _unreadable(path, error) from None
+    return seeds[0], seeds[1]
 
 
 def check_same_run(path: str | os.PathLike[str], transcript_head: str) -> None:

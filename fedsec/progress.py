@@ -48,7 +48,3 @@ class Progress:
 
 ProgressHook = Callable[[Progress], None]
 """Where progress goes: a callable taking a :class:`Progress`."""
-
-
-def no_progress(update: Progress) -> None:
-    """The default hook: drops every update."""

@@ -40,7 +40,6 @@ defenses: Registry[Defense] = Registry("defense", Defense, builtins=_builtins("d
 scorers: Registry[Scorer] = Registry("scorer", Scorer, builtins=_builtins("scorer"),
                                      group="fedsec.scorers")
 
-Kind = Literal["protocol", "backend", "attack", "defense", "scorer"]
 #: Every kind's registry, by kind.
 REGISTRIES: dict[str, Registry[Any]] = {
     "protocol": protocols, "backend": backends, "attack": attacks, "defense": defenses,

@@ -8,7 +8,7 @@ import platform
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, cast
 
@@ -115,6 +115,9 @@ class RunRecord:
     dataset: DataSummary
     partition: Mapping[str, Any]
     seed: int
+    secret_seed_source: str
+    """``"random"`` (drawn for the run) or ``"given"`` (the user pinned it); the value itself
+    is only in the private store."""
     versions: Mapping[str, str]
     federated_metrics: Mapping[str, Any]
     centralized_metrics: Mapping[str, Any]
@@ -137,6 +140,16 @@ class RunRecord:
                 if k in QUALITY_METRICS and k in self.centralized_metrics and _number(v)
                 and _number(self.centralized_metrics[k])}
 
+    @cached_property
+    def privacy(self) -> dict[str, Any]:
+        """Epsilon at delta (``epsilon``, ``delta``; an RDP ``epsilon_rdp`` beside) for the
+        noise the run's defences declare, accounted per party over its releases
+        (:func:`fedsec.privacy.accountant.described_privacy`); epsilon is None, with a
+        ``reason``, when no defence adds noise or one relies on no sensitivity bound."""
+        from fedsec.privacy.accountant import described_privacy
+
+        return described_privacy(self.defenses, self.protocol, self.backend)
+
     @property
     def total_cost(self) -> Mapping[str, Any]:
         """Messages, bytes and seconds of the whole run."""
@@ -148,11 +161,13 @@ class RunRecord:
             "schema_version": self.schema_version, "protocol": dict(self.protocol),
             "backend": dict(self.backend), "defenses": [dict(d) for d in self.defenses],
             "dataset": asdict(self.dataset), "partition": dict(self.partition),
-            "seed": self.seed, "versions": dict(self.versions),
+            "seed": self.seed, "secret_seed": self.secret_seed_source,
+            "versions": dict(self.versions),
             "metrics": {"federated": dict(self.federated_metrics),
                         "centralized": dict(self.centralized_metrics),
                         "gap": self.metric_gaps},
-            "comparison": self.comparison.to_json(), "cost": dict(self.cost),
+            "comparison": self.comparison.to_json(), "privacy": self.privacy,
+            "cost": dict(self.cost),
             "transcript": asdict(self.transcript), "private_store": self.private_store,
             "command": self.command,
         }

@@ -31,7 +31,7 @@ from fedsec.results import (
     versions,
     write_json,
 )
-from fedsec.seeding import generator, seed_commitment
+from fedsec.seeding import generator, new_secret_seed, seed_commitment
 from fedsec.threads import limited_threads
 from fedsec.transcript import FILE_NAME as TRANSCRIPT_FILE
 from fedsec.transcript import TranscriptWriter
@@ -101,6 +101,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     dataset, split, described = _load(checked)
     train, test = split.train, split.test
     protocol.check_data(train.n_samples, train.n_features)
+    secret_seed = new_secret_seed() if config.secret_seed is None else config.secret_seed
     partition = spec.apply(
         n_samples=train.n_samples, feature_groups=train.feature_groups,
         y=train.y if train.task != "regression" else None, cohorts=train.cohorts,
@@ -110,7 +111,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
         "protocol": protocol.describe(), "backend": backend.describe(),
         "defenses": [d.describe() for d in defenses], "dataset": dataset.name,
         "partition": str(spec), "parties": dict(partition.roles),
-        "seed_commitment": seed_commitment(config.seed),
+        "seed_commitment": seed_commitment(config.seed, secret_seed),
         "versions": versions(),
     }
     if out is not None:  # the directory now holds this run: never an old result beside it
@@ -120,8 +121,8 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     writer = TranscriptWriter(header, None if out is None else out / TRANSCRIPT_FILE,
                               prefault=prefault, sign_key=sign_key)
     network = Network(writer, partition.roles, transport=transport)
-    federation = Federation.from_partition(partition, train, seed=config.seed, network=network,
-                                           test=test)
+    federation = Federation.from_partition(partition, train, seed=config.seed,
+                                           secret_seed=secret_seed, network=network, test=test)
     federation.progress = progress
     federation.on_progress = on_progress
     say(f"running {protocol.name} among {len(partition.parties)} parties with {backend.name}")
@@ -140,7 +141,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     protocol_seconds = time.perf_counter() - started
     if config.reference:
         say("computing the centralized reference")
-        reference = protocol.reference(train, test, seed=config.seed)
+        reference = protocol.reference(train, test, seed=secret_seed)
     else:
         reference = Outcome()
     private = federation.knowledge()
@@ -157,6 +158,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
                             split=described),
         partition={"spec": str(spec), **partition.describe()},
         seed=config.seed, versions=versions(),
+        secret_seed_source="random" if config.secret_seed is None else "given",
         federated_metrics=dict(outcome.metrics), centralized_metrics=dict(reference.metrics),
         comparison=compare(outcome.values, reference.values,
                            rtol=protocol.agreement_rtol(backend),
@@ -173,7 +175,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
     if out is not None:
         say(f"writing {out}")
         save_private(out / PRIVATE_FILE, private, transcript_head=transcript.footer["head"],
-                     seed=config.seed)
+                     seed=config.seed, secret_seed=secret_seed)
         write_json(out / RESULT_FILE, record.to_json())
     return RunResult(record=record, outcome=outcome, reference=reference,
                      transcript=transcript, private=private)

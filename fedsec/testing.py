@@ -12,6 +12,7 @@ Each check raises ``AssertionError`` with a message saying what failed.
 from __future__ import annotations
 
 import itertools
+import json
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -27,7 +28,7 @@ from fedsec.interfaces import Attack, Defense, MaskingBackend, Protocol, Scorer
 from fedsec.keys import KeyStore
 from fedsec.network import Network
 from fedsec.runner import RunConfig, RunResult, run
-from fedsec.seeding import generator
+from fedsec.seeding import generator, new_secret_seed
 from fedsec.transcript import Message, Transcript, TranscriptWriter, read_transcript
 from fedsec.transcript.payload import encode
 from fedsec.views import build_view
@@ -39,15 +40,15 @@ def small_federation(n_senders: int, seed: int = 0, extra: tuple[str, ...] = ())
     """Parties ``p00``.. (clients) and ``agg`` (aggregator), plus ``extra`` observers, no data.
 
     For testing a backend or a building block on its own: every party has its
-    own stream from ``seed`` and an empty key store; messages are recorded in
-    memory.
+    own stream from ``seed`` (which is also the federation's secret seed: nothing here is
+    secret) and an empty key store; messages are recorded in memory.
     """
     names = [f"p{i:02d}" for i in range(n_senders)]
     roles = {**{n: "client" for n in names}, "agg": "aggregator", **{e: "observer" for e in extra}}
     network = Network(TranscriptWriter({"parties": roles}), roles)
     parties = {n: Party(name=n, role=r, shard=None, rng=generator(seed, n), keys=KeyStore(n))
                for n, r in roles.items()}
-    return Federation(parties=parties, network=network, seed=seed)
+    return Federation(parties=parties, network=network, seed=seed, secret_seed=seed)
 
 
 def check_rejects_unknown_parameter(cls: type) -> None:
@@ -69,6 +70,21 @@ def assert_same_transcript(a: Transcript, b: Transcript) -> None:
     assert a.footer == b.footer, "end records differ"  # the chain values among them
 
 
+def assert_secret_unseen(transcript: Transcript, secret_seed: int) -> None:
+    """No message and no header field carries the run's secret seed in any plain encoding
+    (decimal, hexadecimal, 16 bytes either way round): what every View is made of holds
+    nothing to regenerate the parties' secrets from."""
+    forms = [str(secret_seed).encode(), f"{secret_seed:x}".encode(),
+             secret_seed.to_bytes(16, "little"), secret_seed.to_bytes(16, "big")]
+    header = json.dumps(dict(transcript.header), sort_keys=True, default=str).encode()
+    for form in forms:
+        assert form not in header, "the header holds the secret seed"
+    for m in transcript.messages:
+        carried = b"%b\x00%b" % (encode(m.payload)[3], m.meta_json.encode())
+        for form in forms:
+            assert form not in carried, f"message {m.seq} ({m.tag}) carries the secret seed"
+
+
 def _chained(m: Message) -> tuple[Any, ...]:
     """What the chain covers of a message: every field but the timings, the payload's bytes."""
     return (m.seq, m.round, m.phase, m.sender, m.receiver, m.tag, m.kind, m.protection,
@@ -78,18 +94,21 @@ def _chained(m: Message) -> tuple[Any, ...]:
 def check_protocol(cls: type[Protocol], *, dataset: str | None = None,
                    partition: str | None = None, backend: str = "plain",
                    seed: int = 0, params: Mapping[str, Any] | None = None) -> RunResult:
-    """Same seed → same transcript; transcript round-trips; federated = centralized.
+    """Same seeds → same transcript (the secret seed a fresh random one, given to both runs);
+    transcript round-trips; federated = centralized.
 
     Returns the first run's result for further checks.
     """
     check_rejects_unknown_parameter(cls)
     name = _registered_name("protocol", cls)
+    secret = new_secret_seed()
     config = RunConfig(protocol=name, dataset=dataset, partition=partition, backend=backend,
-                       seed=seed, params=dict(params or {}))
+                       seed=seed, secret_seed=secret, params=dict(params or {}))
     with tempfile.TemporaryDirectory() as tmp:
         first = run(config, Path(tmp) / "a")
         second = run(config)
         assert_same_transcript(first.transcript, second.transcript)
+        assert_secret_unseen(first.transcript, secret)
         loaded = read_transcript(Path(tmp) / "a" / "transcript.arrow")
         assert_same_transcript(first.transcript, loaded)
         report = loaded.verify()
@@ -210,13 +229,65 @@ def _attack_runs_twice(cls: type[Attack], params: dict[str, Any], result: RunRes
     return False
 
 
-def check_defense(cls: type[Defense]) -> None:
-    """Bad parameters raise; configuring returns a new mapping."""
+def check_defense(cls: type[Defense], *,
+                  runs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """Bad parameters raise; configuring returns a new mapping with the declared ``sets`` and
+    ``fixes`` applied; every protocol it names is registered and plans with it; its declared
+    mechanism, if any, is one; and a defence that transforms messages changes what crosses at
+    its declared points (a run with it against one without, the same seeds; ``runs[protocol]``
+    gives smaller :class:`RunConfig` fields).
+    """
+    from fedsec.plan import plan
+    from fedsec.privacy.mechanism import Mechanism
+
     check_rejects_unknown_parameter(cls)
     defense = cls()
     params: dict[str, Any] = {}
-    assert isinstance(defense.configure(params), dict)
+    configured = defense.configure(params)
+    assert isinstance(configured, dict), f"{cls.__name__}.configure returned no dict"
     assert params == {}, f"{cls.__name__}.configure mutated its input"
+    for key, own in cls.sets.items():
+        assert configured.get(key) == getattr(defense.params, own), (
+            f"{cls.__name__} declares it sets {key!r} from {own!r}, but configure does not")
+    for key, value in cls.fixes.items():
+        assert configured.get(key) == value, (
+            f"{cls.__name__} declares it fixes {key!r} to {value!r}, but configure does not")
+    mechanism = defense.mechanism(configured)
+    assert mechanism is None or isinstance(mechanism, Mechanism), (
+        f"{cls.__name__}.mechanism returned {type(mechanism).__name__}, not a Mechanism")
+    name = _registered_name("defense", cls)
+    for protocol in sorted(cls.protocols):
+        registry.get("protocol", protocol)  # an unknown name raises, naming the valid ones
+        plan(RunConfig(protocol=protocol, defenses=[(name, {})],
+                       **dict((runs or {}).get(protocol, {}))))
+    if cls.points:
+        _check_transform(cls, name, runs or {})
+
+
+def _check_transform(cls: type[Defense], name: str,
+                     runs: Mapping[str, Mapping[str, Any]]) -> None:
+    """A run with the defence sends something else at one of its points than one without."""
+    touched = next((p for p in sorted(cls.protocols)
+                    if "*" in cls.points or cls.points & registry.get("protocol", p).exposes),
+                   None)
+    assert touched is not None, (
+        f"{cls.__name__} transforms {sorted(cls.points)}, which none of its protocols "
+        f"({sorted(cls.protocols) or 'none named'}) exposes")
+    secret = new_secret_seed()
+    fields = {"protocol": touched, "secret_seed": secret, "reference": False,
+              **dict(runs.get(touched, {}))}
+    plain = run(RunConfig(**fields))
+    defended = run(RunConfig(**{**fields, "defenses": [(name, {})]}))
+
+    def at_points(result: RunResult) -> list[bytes]:
+        return [encode(m.payload)[3] for m in result.transcript.messages
+                if "*" in cls.points or m.tag in cls.points]
+
+    before, after = at_points(plain), at_points(defended)
+    assert before, f"a run of {touched} sent nothing at {sorted(cls.points)}"
+    assert before != after, (
+        f"{cls.__name__} declares it transforms {sorted(cls.points)}, but a run of {touched} "
+        "with it sends the same there as one without")
 
 
 def check_scorer(cls: type[Scorer]) -> None:

@@ -33,6 +33,14 @@ def test_pyproject_lists_every_package_and_maps_the_plugin_folders() -> None:
     assert (ROOT / "fedsec" / "py.typed").is_file()
 
 
+def test_no_source_module_is_named_like_a_test() -> None:
+    """pytest pointed at a package folder would collect it (and fail on its imports)."""
+    named = sorted(str(path.relative_to(ROOT)) for folder in FOLDERS
+                   for path in (ROOT / folder).rglob("*.py")
+                   if path.name.startswith("test_") or path.name.endswith("_test.py"))
+    assert named == []
+
+
 def test_mypy_checks_every_plugin_folder_under_its_installed_name() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     base = ROOT / config["mypy_path"]

@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 
 from fedsec.errors import CapabilityError
-from fedsec.private_store import shard_key, shard_path
+from fedsec.private_store import held_value, shard_key, shard_path
 from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl import tags
 from fedsec.protocols.fdskl.batches import owned
 from fedsec.protocols.fdskl.plans import TreePlan, plan_from_dict
 from fedsec.views import View
 
-OWN_OFFSETS = f"value/{tags.PRIVATE_OFFSETS}"
+OWN_OFFSETS = held_value(tags.PRIVATE_OFFSETS)
 """Where a worker's own per-feature offsets sit in its holdings."""
 NOISE_MEAN = np.pi
 NOISE_VAR = np.pi**2 / 3.0

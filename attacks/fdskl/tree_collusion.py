@@ -75,7 +75,6 @@ class TreeCollusion(Attack):
         return super().not_applicable(view) or fo.applicable(view)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         obs = fo.observe(view)
         estimates: dict[str, np.ndarray] = {}
         baseline: dict[str, np.ndarray] = {}

@@ -125,7 +125,6 @@ class EDMCompletion(Attack):
                                       "None unless method is 'sdr'", self.sdr_solver)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         gamma = public_gamma(view)
         blocks = [b for b in observed_blocks(view) if len(b.cells) == 1
                   and b.cells[0][0] not in view.knowledge]

@@ -121,7 +121,6 @@ class GramInference(Attack):
             check_float(self.rcond, owner="attack 'gram-inference'", name="rcond", min_value=0.0)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         directions, products, covered, n_cohorts = epoch_pairs(view)
         lam = float(view.header.get("protocol", {}).get("params", {}).get("regularization", 0.0))
         estimates, baseline, ranks = {}, {}, {}

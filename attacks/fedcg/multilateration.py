@@ -251,7 +251,6 @@ class Multilateration(Attack):
                         min_value=0.0)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         blocks = observed_blocks(view)
         gamma = public_gamma(view)
         n_features = max((b.n_features for b in blocks), default=0)

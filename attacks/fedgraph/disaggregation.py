@@ -31,7 +31,7 @@ import numpy as np
 
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import shard_path, truth_key
+from fedsec.private_store import shard_path, value_key
 from fedsec.protocols.fedgraph import clustering, tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
@@ -112,7 +112,6 @@ class ClusterDisaggregation(Attack):
         return None
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         draws = self._draws(view)
         sent: dict[str, dict[Group, dict[int, np.ndarray]]] = defaultdict(
             lambda: defaultdict(dict))
@@ -129,7 +128,7 @@ class ClusterDisaggregation(Attack):
             parts = [self._solve(draws[g][1], draws[g][0], groups[g], ranks) for g in groups]
             ids = np.concatenate([rows for rows, _, _ in parts])
             order = np.argsort(ids, kind="stable")
-            key = truth_key(target, "value", *tags.TRAIN_EMBEDDINGS_HELD.split("/"))
+            key = value_key(target, tags.TRAIN_EMBEDDINGS_HELD)
             estimates[key] = np.concatenate([z for _, z, _ in parts])[order]
             baseline[key] = np.concatenate([b for _, _, b in parts])[order]
         info: dict[str, Any] = {"targets_skipped": skipped,

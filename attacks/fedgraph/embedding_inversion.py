@@ -52,7 +52,7 @@ from fedsec.convergence import Convergence, combine
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import truth_key
+from fedsec.private_store import held_value, value_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
@@ -64,7 +64,7 @@ SOURCES = {tags.TEST_EMBEDDINGS: tags.TEST_INPUTS, tags.TRAIN_EMBEDDINGS: tags.T
            tags.CLUSTER_EMBEDDINGS: tags.CLUSTER_INPUTS}
 NAMED = {"test": tags.TEST_EMBEDDINGS, "train": tags.TRAIN_EMBEDDINGS,
          "clusters": tags.CLUSTER_EMBEDDINGS}
-OWN_INPUTS = f"value/{tags.TRAIN_INPUTS}"
+OWN_INPUTS = held_value(tags.TRAIN_INPUTS)
 START_KINDS = ("nearest", "prior", "zero")
 
 
@@ -178,7 +178,6 @@ class EmbeddingInversion(Attack):
                                  label=f"{self.name} of {name} from {label}")
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         p = self.params
         estimates, baseline = {}, {}
         records: list[Convergence] = []
@@ -206,7 +205,7 @@ class EmbeddingInversion(Attack):
                     x, record, kept = invert_from_starts(
                         layers, v, points, steps=p.steps,
                         on_start=functools.partial(self._start_progress, name, p.steps))
-                    key = truth_key(name, "value", *truth.split("/"))
+                    key = value_key(name, truth)
                     estimates[key] = x
                     baseline[key] = np.repeat(x.mean(axis=0, keepdims=True), len(x), axis=0)
                     records.append(record)

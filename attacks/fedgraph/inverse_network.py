@@ -49,7 +49,7 @@ from fedsec.attacks.fedgraph.observed import (
 from fedsec.convergence import combine
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import truth_key
+from fedsec.private_store import value_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
@@ -78,7 +78,6 @@ class InverseNetwork(Attack):
         return super().not_applicable(view) or no_pairs_reason(view)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         p = self.params
         estimates, baseline = {}, {}
         pairs = 0
@@ -98,7 +97,7 @@ class InverseNetwork(Attack):
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
                 assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
                 x = apply_inverse(f, sent[:p.max_rows])
-                key = truth_key(name, "value", *tags.TEST_INPUTS.split("/"))
+                key = value_key(name, tags.TEST_INPUTS)
                 estimates[key] = x
                 baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True), len(x), axis=0)
                 pairs += len(aux)

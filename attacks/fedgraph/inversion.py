@@ -22,7 +22,7 @@ import numpy as np
 
 from fedsec.convergence import Convergence, judge
 from fedsec.errors import CapabilityError, ValidationError
-from fedsec.nn import require_torch, unflatten
+from fedsec.nn import require_torch, seeded_init, unflatten
 
 WHAT = "attack 'embedding-inversion'"
 
@@ -141,8 +141,7 @@ def decoder_network(n_in: int, hidden: int, n_out: int, seed: int) -> Any:
     output (inputs in [-1, 1]), its initial weights drawn from ``seed`` (the global torch
     generator is left as it was)."""
     torch = require_torch(WHAT)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_init(seed, WHAT):
         return torch.nn.Sequential(
             torch.nn.Linear(n_in, hidden), torch.nn.ReLU(),
             torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),

@@ -41,7 +41,7 @@ from fedsec.attacks.fedgraph.observed import (
 from fedsec.convergence import CLOSED_FORM, combine
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import truth_key
+from fedsec.private_store import value_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
@@ -85,7 +85,6 @@ class LearnedDecoder(Attack):
         return super().not_applicable(view) or no_pairs_reason(view)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         p = self.params
         estimates, baseline, chosen = {}, {}, {}
         records = []
@@ -106,7 +105,7 @@ class LearnedDecoder(Attack):
                                                      patience=p.patience))
                 sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
                 assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
-                key = truth_key(name, "value", *tags.TEST_INPUTS.split("/"))
+                key = value_key(name, tags.TEST_INPUTS)
                 estimates[key] = decode(model, sent[:p.max_rows])
                 baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True),
                                           len(estimates[key]), axis=0)

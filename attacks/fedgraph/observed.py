@@ -9,12 +9,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from fedsec.private_store import held_value
 from fedsec.protocols.fedgraph import tags
 from fedsec.view import View
 
-WEIGHTS = f"value/{tags.EXTRACTOR_WEIGHTS}"
-LAYOUT = f"value/{tags.EXTRACTOR_LAYOUT}"
-AUXILIARY = f"value/{tags.TRAIN_INPUTS}"
+WEIGHTS = held_value(tags.EXTRACTOR_WEIGHTS)
+LAYOUT = held_value(tags.EXTRACTOR_LAYOUT)
+AUXILIARY = held_value(tags.TRAIN_INPUTS)
 """A member's own training inputs: with its extractor, the pairs a learned inversion fits."""
 
 

@@ -8,11 +8,21 @@ from fedsec.attacks.fedmv import (
     conditions,
     gradient_inversion,
     subspace,
-    test_inference,
+    testset_inference,
     update_inversion,
     update_labels,
     updates,
 )
 
-__all__ = ["alignment", "average", "binary", "conditions", "gradient_inversion", "subspace",
-           "test_inference", "update_inversion", "update_labels", "updates"]
+__all__ = [
+    "alignment",
+    "average",
+    "binary",
+    "conditions",
+    "gradient_inversion",
+    "subspace",
+    "testset_inference",
+    "update_inversion",
+    "update_labels",
+    "updates",
+]

@@ -87,7 +87,6 @@ class KnownRecordAlignment(Attack):
         return SubspaceAccumulation().not_applicable(view)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         known = load_records(self.params.records)
         spans = SubspaceAccumulation().run(view)
         estimates: dict[str, np.ndarray] = {}

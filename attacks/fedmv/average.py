@@ -59,7 +59,6 @@ class AverageDifference(Attack):
         return reason
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         target = self._target(view)
         assert target is not None
         own: dict[int, list[np.ndarray]] = {}

@@ -128,7 +128,6 @@ class BinaryColumns(Attack):
         return SubspaceAccumulation().not_applicable(view)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         spans = SubspaceAccumulation().run(view)
         estimates, baseline, counts, records = {}, {}, {}, []
         for key, Q in spans.estimates.items():

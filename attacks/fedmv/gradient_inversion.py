@@ -127,7 +127,6 @@ class _GradientAttack(Attack):
         return None
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         p: Any = self.params
         meta = self._meta(view)
         lr = LocalTraining.from_meta(meta[tags.LOCAL_TRAINING]).lr

@@ -137,7 +137,6 @@ class SubspaceAccumulation(Attack):
         return reason
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         estimates: dict[str, np.ndarray] = {}
         ranks: dict[str, list[int]] = {}
         for client, by_round in sorted(estimates_by_round(view, tags.VIEW_ESTIMATE).items()):
@@ -181,7 +180,6 @@ class CuriousClient(Attack):
         return None
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         me = self._holder(view)
         assert me is not None
         params: dict[str, Any] = dict(view.header.get("protocol", {}).get("params", {}))

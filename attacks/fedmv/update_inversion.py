@@ -43,7 +43,7 @@ from fedsec.convergence import combine
 from fedsec.data.sequences import PRESENT
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import truth_key
+from fedsec.private_store import value_key
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
@@ -103,9 +103,9 @@ def reconstruct(attack: Attack, view: View, targets: list[Target], invert: Inver
             probs.append(result.label_probs)
             records.append(result.convergence)
             info["layouts"][view_name] = dict(sequences)
-        estimates[truth_key(target.client, "value", *tags.TRAINED_ROWS.split("/"))] = \
+        estimates[value_key(target.client, tags.TRAINED_ROWS)] = \
             np.concatenate(blocks, axis=1)
-        estimates[truth_key(target.client, "value", *tags.TRAINED_LABELS.split("/"))] = \
+        estimates[value_key(target.client, tags.TRAINED_LABELS)] = \
             np.mean(probs, axis=0).argmax(1)
         info["targets"][target.client] = {"round": target.round, "rows": target.rows,
                                           "fitted": n, "update": target.how,
@@ -166,7 +166,6 @@ class FedAvgInversion(Attack):
                             other_rows=self.params.other_rows)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         p = self.params
         meta = dict(next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta)
         return reconstruct(

@@ -33,7 +33,7 @@ from fedsec.attacks.inversion.labels import (
 from fedsec.interfaces import Attack
 from fedsec.nn import LocalTraining
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import truth_key
+from fedsec.private_store import value_key
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
@@ -165,7 +165,6 @@ class UpdateLabels(Attack):
         return None
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         targets, local = self._readable(view)
         assert local is not None
         meta = dict(next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta)
@@ -174,7 +173,7 @@ class UpdateLabels(Attack):
         for target in targets:
             counts = read_counts(meta, target, local)
             assert counts is not None  # _readable keeps one sample or SGD
-            estimates[truth_key(target.client, "value", *tags.TRAINED_LABELS.split("/"))] = \
+            estimates[value_key(target.client, tags.TRAINED_LABELS)] = \
                 np.repeat(np.arange(counts.size), counts)
             info["targets"][target.client] = {"round": target.round, "rows": target.rows,
                                               "update": target.how,

@@ -44,7 +44,7 @@ from fedsec.attacks.flower.secagg_traffic import (
 from fedsec.attacks.flower.update_readout import mean_update
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import truth_key
+from fedsec.private_store import held_value, value_key
 from fedsec.protocols.flower import tags
 from fedsec.registry import register
 from fedsec.view import View
@@ -53,7 +53,7 @@ from fedsec.view import View
 def _secret(view: View, party: str, server_round: int, name: str) -> bytes | None:
     """A coalition member's own SecAgg+ secret of the round, if its holdings have it."""
     held = view.knowledge.get(party, {})
-    value = held.get(f"value/{tags.secagg_key(server_round, name)}")
+    value = held.get(held_value(tags.secagg_key(server_round, name)))
     if value is None:
         return None
     return value if isinstance(value, bytes) else np.asarray(value, dtype=np.uint8).tobytes()
@@ -192,7 +192,6 @@ class FlowerSecAggCoalition(Attack):
         return None
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         after = later_models(view)
         estimates, baseline = {}, {}
         per_target: dict[str, dict[str, Any]] = {}
@@ -208,7 +207,7 @@ class FlowerSecAggCoalition(Attack):
             guess = mean_update(before, later, [])
             for node in targets:
                 party = r.parties[node]
-                key = truth_key(party, "value", *tags.update_key(server_round).split("/"))
+                key = value_key(party, tags.update_key(server_round))
                 model, facts = rebuild(view, r, node)
                 baseline[key] = guess
                 estimates[key] = guess if model is None else model - r.global_model.get(

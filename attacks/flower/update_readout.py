@@ -18,7 +18,7 @@ import numpy as np
 from fedsec.attacks.flower.traffic import FlowerMessage, flat, messages, update_of
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import truth_key
+from fedsec.private_store import value_key
 from fedsec.protocols.flower import tags
 from fedsec.registry import register
 from fedsec.view import View
@@ -60,7 +60,6 @@ class FlowerUpdateReadout(Attack):
     produces = "values"
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         instructions = {m.message_id: m for m in messages(view, tags.TRAIN, tags.INSTRUCTION)}
         later_models: dict[int, np.ndarray] = {}  # round r -> global model after round r
         for kind, shift in ((tags.EVALUATE, 0), (tags.TRAIN, -1)):
@@ -95,7 +94,7 @@ class FlowerUpdateReadout(Attack):
             start = np.zeros(length) if before is None else before
             guess = mean_update(start, later_models.get(server_round), weights)
             for m in group:
-                key = truth_key(m.head.sender, "value", *tags.update_key(server_round).split("/"))
+                key = value_key(m.head.sender, tags.update_key(server_round))
                 baseline[key] = guess
                 estimates[key] = read.get(m.head.sender, guess)
             n_read += len(read)

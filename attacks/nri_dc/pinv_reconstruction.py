@@ -35,7 +35,7 @@ import numpy as np
 
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import parse_truth_key, shard_key
+from fedsec.private_store import is_held_shard_field, parse_truth_key, shard_key
 from fedsec.protocols.nri_dc import tags
 from fedsec.protocols.nri_dc.protocol import PAPER
 from fedsec.registry import register
@@ -87,7 +87,7 @@ def shared_by(view: View, tag: str) -> dict[str, np.ndarray]:
 def own_data_mean(view: View, n_features: int) -> np.ndarray:
     """The naive guess of a record: the mean of the coalition's own records (else zeros)."""
     blocks = [np.asarray(held[name], dtype=np.float64) for held in view.knowledge.values()
-              for name in held if name.startswith("shard/") and name.endswith("/X")]
+              for name in held if is_held_shard_field(name, "X")]
     blocks = [b for b in blocks if b.ndim == 2 and b.shape[1] == n_features and b.shape[0]]
     return np.vstack(blocks).mean(axis=0) if blocks else np.zeros(n_features)
 
@@ -111,7 +111,6 @@ class PinvReconstruction(Attack):
         return reason
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         anchor = observed_anchor(view)
         intermediates = shared_by(view, tags.INTERMEDIATE)
         images = shared_by(view, tags.ANCHOR_REPRESENTATION)

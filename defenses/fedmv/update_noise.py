@@ -4,19 +4,23 @@ Each client clips the change of its extractors' weights over a round to norm ``c
 ``N(0, (noise_multiplier * clip)^2)`` to every value, from its own private stream, before the
 update goes to the server: the mechanism of DP-FedAvg (McMahan, Ramage, Talwar, Zhang,
 "Learning differentially private recurrent language models", ICLR 2018) applied per client.
-No privacy budget is accounted: fedsec measures what an inversion attack still recovers, and
-what accuracy is left, at each setting. Secure aggregation of the updates is the other
-defence: run S-FedMV with the ``noise``, ``paillier`` or ``ckks`` backend and the server sees
-only their sum.
+The declared mechanism (:meth:`UpdateNoise.mechanism`) lets the accountant state epsilon for
+one client's updates: Gaussian noise of multiplier ``noise_multiplier`` on an update clipped to
+``clip``, released once per FedAvg round by every client. It covers the updates only: the row
+count each client sends beside its update and the H-FedMV rounds that follow carry no noise and
+are outside the guarantee. Secure aggregation of the updates is the other defence: run
+S-FedMV with the ``noise``, ``paillier`` or ``ckks`` backend and the server sees only their
+sum.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from fedsec.interfaces import Defense
+from fedsec.privacy.mechanism import Mechanism
 from fedsec.registry import register
 from fedsec.validation import check_float
 
@@ -28,7 +32,7 @@ class UpdateNoise(Defense):
     """Clip each client's update to norm ``clip`` and add Gaussian noise (sigma = z * clip)."""
 
     summary = ("S-FedMV clients clip their update to norm C and add N(0, (z C)^2) noise "
-               "(DP-FedAvg's mechanism, no budget accounted).")
+               "(DP-FedAvg's mechanism, accounted per client over its rounds).")
     paper = ("McMahan, Ramage, Talwar, Zhang, Learning differentially private recurrent "
              "language models, ICLR 2018")
     protocols = frozenset({"s-fedmv"})
@@ -47,3 +51,19 @@ class UpdateNoise(Defense):
             check_float(self.clip, owner=OWNER, name="clip", min_value=0.0, min_inclusive=False)
             check_float(self.noise_multiplier, owner=OWNER, name="noise_multiplier",
                         min_value=0.0)
+
+    def mechanism(self, protocol_params: Mapping[str, Any]) -> Mechanism | None:
+        """Gaussian noise of scale noise_multiplier * clip on an update clipped to clip, one
+        release per client and FedAvg round (every client takes part in every round)."""
+        p = self.params
+        if not p.noise_multiplier:
+            return None
+        rounds = int(protocol_params.get("fedavg_rounds", 1))
+        return Mechanism(distribution="gaussian", noise_scale=float(p.noise_multiplier * p.clip),
+                         sensitivity=float(p.clip), sensitivity_source="clipping",
+                         releases=rounds,
+                         unit="one client, added or removed: its update of every round, each "
+                              "clipped to norm clip",
+                         scope="the extractor updates of S-FedMV's FedAvg rounds (not the row "
+                               "counts sent beside them, nor the H-FedMV rounds after)",
+                         defense=self.name)

@@ -17,6 +17,7 @@ import numpy as np
 
 from fedsec import registry
 from fedsec.audit.examples import examples
+from fedsec.audit.secret import cell_secret
 from fedsec.audit.spec import AttackSpec, AuditSpec, Cell
 from fedsec.convergence import of_attack
 from fedsec.errors import FedsecError
@@ -61,12 +62,15 @@ def failed_cell(spec: AuditSpec, cell: Cell, command: str, error: str,
 
 
 def run_config(spec: AuditSpec, cell: Cell) -> RunConfig:
-    """The run one cell of ``spec`` makes."""
+    """The run one cell of ``spec`` makes (its secret seed from the audit's,
+    :func:`~fedsec.audit.secret.cell_secret`; drawn per run while the audit has none)."""
     return RunConfig(protocol=cell.protocol, dataset=cell.dataset or spec.datasets[0],
                      partition=spec.partition,
                      backend=cell.backend, backend_params=dict(spec.backend_params),
                      defenses=[cell.defense] if cell.defense else [], params=dict(cell.params),
                      seed=cell.seed, test_size=spec.test_size, scaling=spec.scaling,
+                     secret_seed=(None if spec.secret_seed is None
+                                  else cell_secret(spec.secret_seed, cell.seed)),
                      split_file=spec.split_file, split_seed=spec.split_seed,
                      search_path=spec.search_path)
 
@@ -90,6 +94,7 @@ def _run_cell(spec: AuditSpec, cell: Cell, *, command: str,
             "metrics": _jsonable(dict(record.federated_metrics)),
             "reference_metrics": _jsonable(dict(record.centralized_metrics)),
             "agrees_with_reference": record.comparison.agrees,
+            "privacy": _jsonable(record.privacy),
             "cost": _jsonable(dict(record.total_cost)), "versions": dict(record.versions),
             "backend": dict(record.backend), "attacks": attacks,
             "seconds": time.perf_counter() - started}

@@ -47,6 +47,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from distributed import Client, LocalCluster, Security, WorkerPlugin, as_completed
@@ -130,7 +131,7 @@ def dask_results(spec: AuditSpec, todo: list[Cell], *, jobs: int, scheduler: str
     with connected(scheduler, jobs, security) as client:
         _check_versions(client)
         client.register_plugin(FedsecWorkerSetup(versions()), name=PLUGIN_NAME)
-        arguments = (dict(spec.raw), spec.source, spec.base_dir)
+        arguments = (dict(spec.raw), spec.source, spec.base_dir, spec.secret_seed)
         run = uuid.uuid4().hex[:8]
         futures = {client.submit(run_cell_task, *arguments, cell.id, commands[cell.id],
                                  key=f"fedsec-cell-{cell.id}-{run}", pure=False): cell
@@ -225,16 +226,18 @@ def _check_versions(client: Client) -> None:
                                  "versions on every worker.")
 
 
-def run_cell_task(raw: dict[str, Any], source: str, base_dir: str, cell_id: str,
-                  command: str) -> dict[str, Any]:
-    """On a worker: one cell's result (the scenario is parsed once per worker)."""
+def run_cell_task(raw: dict[str, Any], source: str, base_dir: str,
+                  secret_seed: int | None, cell_id: str, command: str) -> dict[str, Any]:
+    """On a worker: one cell's result (the scenario is parsed once per worker; the audit's
+    secret seed travels with each task, over the cluster's TLS)."""
     if _REFUSAL is not None:
         raise WorkerRefusedError(_REFUSAL)
-    key = hashlib.blake2b(json.dumps([raw, source, base_dir], sort_keys=True,
+    key = hashlib.blake2b(json.dumps([raw, source, base_dir, secret_seed], sort_keys=True,
                                      default=str).encode(), digest_size=16).hexdigest()
     spec = _SPECS.get(key)
     if spec is None:
-        spec = parse_spec(raw, source=source, base_dir=base_dir)
+        spec = replace(parse_spec(raw, source=source, base_dir=base_dir),
+                       secret_seed=secret_seed)
         _SPECS.clear()  # one audit at a time per worker, usually
         _SPECS[key] = spec
     cell = next((c for c in spec.cells() if c.id == cell_id), None)

@@ -13,10 +13,12 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from fedsec.audit.cell import cell_key, run_cell, stored_cell_problem
+from fedsec.audit.secret import audit_secret
 from fedsec.audit.spec import AuditSpec, Cell, parse_spec
 from fedsec.errors import ValidationError
 from fedsec.outdir import hold
@@ -119,9 +121,12 @@ def run_cells(spec: AuditSpec, out: Path, *, jobs: int = 1, executor: str = "loc
     so that the caller can build the report before letting it go."""
     say = progress or (lambda _m: None)
     (out / CELLS_DIR).mkdir(parents=True, exist_ok=True)
+    base, origin = audit_secret(out, spec.secret_seed)
+    spec = replace(spec, secret_seed=base)
     write_json(out / SCENARIO_FILE, {"source": spec.source, "name": spec.name,
                                      "description": spec.description, "scenario": spec.raw,
-                                     "base_dir": spec.base_dir, "versions": versions()})
+                                     "base_dir": spec.base_dir, "versions": versions(),
+                                     "secret_seed": origin})
     cells = spec.cells()
     if only is not None:
         cells = [c for c in cells if c.id == only]
@@ -244,7 +249,7 @@ def _results(spec: AuditSpec, out: Path, todo: list[Cell],
     context = multiprocessing.get_context(method)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                                initargs=(dict(spec.raw), spec.source, spec.base_dir,
-                                         os.getpid()))
+                                         os.getpid(), spec.secret_seed))
     try:
         futures = [pool.submit(_run_in_worker, cell.id, rerun_command(spec, out, cell))
                    for cell in todo]
@@ -282,9 +287,10 @@ def _dask_results(spec: AuditSpec, out: Path, todo: list[Cell], jobs: int,
     yield from dask_results(spec, todo, jobs=jobs, scheduler=scheduler, commands=commands)
 
 
-def _init_worker(raw: dict[str, Any], source: str, base_dir: str, parent: int) -> None:
+def _init_worker(raw: dict[str, Any], source: str, base_dir: str, parent: int,
+                 secret_seed: int | None) -> None:
     """Each worker parses the scenario once (finding its ``module:Class`` components beside
-    it) and uses one thread for linear algebra.
+    it), takes the audit's secret seed, and uses one thread for linear algebra.
 
     The workers keep every core busy, so no helper thread prepares transcript
     memory ahead either. The parent decides when to stop: a worker ignores the terminal's
@@ -301,7 +307,8 @@ def _init_worker(raw: dict[str, Any], source: str, base_dir: str, parent: int) -
         threadpool_limits(1)
     except ImportError:  # pragma: no cover
         pass
-    _WORKER_SPEC = parse_spec(raw, source=source, base_dir=base_dir)
+    _WORKER_SPEC = replace(parse_spec(raw, source=source, base_dir=base_dir),
+                           secret_seed=secret_seed)
 
 
 def _end_with_parent(parent: int) -> None:

@@ -1,4 +1,16 @@
-"""Privacy regression gates: ``--fail-if "leakage.METRIC OP VALUE"``."""
+"""Privacy regression gates: ``--fail-if "leakage.METRIC OP VALUE"`` on what attacks
+recovered, ``--fail-if "privacy.epsilon OP VALUE"`` on what the accountant states.
+
+A privacy gate reads each run's ``privacy`` block (:mod:`fedsec.privacy.accountant`): runs
+whose defences add no noise claim nothing and are not checked; a run whose defence adds noise
+but states no epsilon (it relies on no sensitivity bound) counts as epsilon infinite.
+
+Two privacy figures come from an attack rather than the accountant: ``privacy.
+empirical_epsilon``, the one-run lower bound an adversary's canary guesses give
+(:mod:`fedsec.scoring.canaries`), and ``privacy.empirical_excess``, that bound minus the
+run's accountant epsilon, per adversary, in runs that state one. ``--fail-if
+"privacy.empirical_excess > 0"`` fails an audit in which some adversary proves more leakage
+than the accountant allows: a bug in a defence or in what it declares."""
 
 from __future__ import annotations
 
@@ -16,16 +28,24 @@ _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge
 #: What every scorer's summary may carry besides the metrics its glossary defines; the
 #: advantage is the one metric every report reads.
 SHARED_METRICS = frozenset({"advantage", "n_targets", "epsilon"})
-_PATTERN = re.compile(r"^\s*leakage\.([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$")
+#: The accountant's figures a ``privacy.`` gate reads.
+PRIVACY_METRICS = frozenset({"epsilon", "epsilon_rdp", "delta", "empirical_epsilon",
+                             "empirical_excess"})
+#: The privacy figures an attack measures (per adversary), not the accountant.
+EMPIRICAL_METRICS = frozenset({"empirical_epsilon", "empirical_excess"})
+_PATTERN = re.compile(r"^\s*(leakage|privacy)\.([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*"
+                      r"([-+0-9.eE]+)\s*$")
 
 
 @dataclass(frozen=True)
 class Gate:
-    """A threshold on one leakage metric; crossed when any attack in any run satisfies it."""
+    """A threshold on one leakage metric (crossed when any attack in any run satisfies it) or,
+    with ``source`` ``"privacy"``, on the accountant's epsilon of any run."""
 
     metric: str
     op: str
     value: float
+    source: str = "leakage"
 
     @classmethod
     def parse(cls, text: str) -> Gate:
@@ -34,23 +54,36 @@ class Gate:
         Examples
         --------
         >>> Gate.parse("leakage.fraction_recovered >= 0.1")
-        Gate(metric='fraction_recovered', op='>=', value=0.1)
+        Gate(metric='fraction_recovered', op='>=', value=0.1, source='leakage')
+        >>> Gate.parse("privacy.epsilon > 8")
+        Gate(metric='epsilon', op='>', value=8.0, source='privacy')
         """
         match = _PATTERN.match(text)
         if not match:
             raise ValidationError(
-                f"--fail-if {text!r} is not of the form 'leakage.METRIC OP NUMBER' with OP one of "
-                "<, <=, >, >= (for example 'leakage.advantage > 0.5')."
+                f"--fail-if {text!r} is not of the form 'leakage.METRIC OP NUMBER' or "
+                "'privacy.epsilon OP NUMBER' with OP one of <, <=, >, >= (for example "
+                "'leakage.advantage > 0.5')."
             )
-        return cls(match.group(1), match.group(2), float(match.group(3)))
+        source, metric = match.group(1), match.group(2)
+        if source == "privacy" and metric not in PRIVACY_METRICS:
+            close = difflib.get_close_matches(metric, sorted(PRIVACY_METRICS), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValidationError(f"--fail-if {text!r}: a run's privacy has no {metric!r}.{hint} "
+                                  f"It has: {', '.join(sorted(PRIVACY_METRICS))}.")
+        return cls(metric, match.group(3), float(match.group(4)), source)
 
     def __str__(self) -> str:
-        return f"leakage.{self.metric} {self.op} {self.value:g}"
+        return f"{self.source}.{self.metric} {self.op} {self.value:g}"
 
     def _values(self, cells: Iterable[Mapping[str, Any]]
                 ) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any], float]]:
         """``(cell, attack, value)`` for every finite value of the metric that an attack
-        measured in a successful run."""
+        measured in a successful run (for a privacy gate: ``(cell, {}, value)`` for every
+        successful run whose defences add noise)."""
+        if self.source == "privacy":
+            yield from _privacy_values(self.metric, cells)
+            return
         for cell in cells:
             for attack in cell.get("attacks", []):
                 value = attack.get("scores", {}).get(self.metric) if attack["status"] == "ok" \
@@ -64,10 +97,86 @@ class Gate:
 
     def crossings(self, cells: Iterable[Mapping[str, Any]]) -> list[str]:
         """Readable lines for every (run, attack) whose metric crosses the threshold."""
+        if self.source == "privacy":
+            return [f"{cell['configuration']} seed {cell['config']['seed']}: "
+                    f"{_by(attack)}privacy.{self.metric} = {_stated(value, cell)} {self.op} "
+                    f"{self.value:g}{_against(attack, cell)}"
+                    for cell, attack, value in _privacy_values(self.metric, cells)
+                    if _OPS[self.op](value, self.value)]
         return [f"{cell['configuration']} seed {cell['config']['seed']}: {attack['attack']} as "
                 f"{attack['threat']} has {self.metric} = {value:.4g} {self.op} {self.value:g}"
                 for cell, attack, value in self._values(cells)
                 if _OPS[self.op](value, self.value)]
+
+
+def _privacy_values(metric: str, cells: Iterable[Mapping[str, Any]]
+                    ) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any], float]]:
+    """``(cell, {}, value)`` of a privacy metric for every successful run whose defences add
+    noise; an epsilon the accountant could not state is infinite. An empirical metric gives
+    ``(cell, attack, value)`` per attack that reported a bound (:func:`_empirical_values`)."""
+    if metric in EMPIRICAL_METRICS:
+        yield from _empirical_values(metric, cells)
+        return
+    for cell in cells:
+        privacy = cell.get("privacy") if cell.get("status") == "ok" else None
+        if not isinstance(privacy, Mapping) or not privacy.get("noised"):
+            continue
+        value = privacy.get(metric)
+        if value is None and metric.startswith("epsilon"):
+            value = math.inf
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and not math.isnan(value):
+            yield cell, {}, float(value)
+
+
+def _empirical_values(metric: str, cells: Iterable[Mapping[str, Any]]
+                      ) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any], float]]:
+    """``(cell, attack, value)`` for every attack of a successful run that reported an
+    empirical bound: the bound itself, or (``empirical_excess``) the bound minus the run's
+    accountant epsilon, only where the run states a finite one.
+
+    Examples
+    --------
+    >>> cell = {"status": "ok", "privacy": {"noised": True, "epsilon": 2.0}, "attacks": [
+    ...     {"status": "ok", "scores": {"empirical_epsilon": 2.5}}]}
+    >>> [value for _, _, value in _empirical_values("empirical_excess", [cell])]
+    [0.5]
+    """
+    for cell in cells:
+        if cell.get("status") != "ok":
+            continue
+        found = cell.get("privacy")
+        privacy: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        stated = privacy.get("epsilon") if privacy.get("noised") else None
+        for attack in cell.get("attacks", []):
+            bound = attack.get("scores", {}).get("empirical_epsilon") \
+                if attack.get("status") == "ok" else None
+            if not isinstance(bound, (int, float)) or not math.isfinite(bound):
+                continue
+            if metric == "empirical_epsilon":
+                yield cell, attack, float(bound)
+            elif isinstance(stated, (int, float)) and math.isfinite(stated):
+                yield cell, attack, float(bound) - float(stated)
+
+
+def _by(attack: Mapping[str, Any]) -> str:
+    return f"{attack['attack']} as {attack['threat']}: " if attack.get("attack") else ""
+
+
+def _against(attack: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+    """The figures an empirical crossing compares: its bound and the accountant's epsilon."""
+    bound = attack.get("scores", {}).get("empirical_epsilon") if attack else None
+    if bound is None:
+        return ""
+    stated = (cell.get("privacy") or {}).get("epsilon")
+    accountant = "no epsilon stated" if stated is None else f"accountant epsilon {stated:.4g}"
+    return f" (lower bound {bound:.4g}; {accountant})"
+
+
+def _stated(value: float, cell: Mapping[str, Any]) -> str:
+    if math.isfinite(value):
+        return f"{value:.4g}"
+    return f"infinite ({cell['privacy'].get('reason', 'no epsilon stated')})"
 
 
 def declared_metrics(scorers: Iterable[type]) -> set[str] | None:
@@ -103,7 +212,7 @@ def check_gates(gates: Iterable[Gate], scorers: Iterable[type]) -> None:
     if known is None:
         return
     for gate in gates:
-        if gate.metric not in known:
+        if gate.source == "leakage" and gate.metric not in known:
             _unknown(gate, known)
 
 
@@ -156,11 +265,15 @@ def evaluate(gates: Iterable[Gate], cells: Sequence[Mapping[str, Any]]) -> tuple
     lines = failures(cells)
     known = reported_metrics(cells)
     for gate in gates:
-        if known and gate.metric not in known:
+        if gate.source == "leakage" and known and gate.metric not in known:
             _unknown(gate, known)
         if not gate.measured(cells):
+            why = ("no attack reported an empirical bound (canary-guess with canary-epsilon) "
+                   "in a run that states an epsilon" if gate.metric in EMPIRICAL_METRICS
+                   else "no run's defences add noise, so no run claims an epsilon"
+                   if gate.source == "privacy" else
+                   "every attack failed, did not apply, or scored NaN")
             lines.append(f"gate measured nothing: --fail-if '{gate}' found no value of "
-                         f"{gate.metric!r} in any run (every attack failed, did not apply, or "
-                         "scored NaN), so it checked nothing")
+                         f"{gate.metric!r} in any run ({why}), so it checked nothing")
         lines += [f"threshold crossed: {line}" for line in gate.crossings(cells)]
     return bool(lines), lines

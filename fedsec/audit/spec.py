@@ -12,6 +12,8 @@ A scenario is a TOML file::
     seeds = [0, 1]                               # or repetitions = 3 (seeds 0, 1, 2); not both
     split_seed = 0                               # optional: one split for every seed, or
                                                  # split_file = "paper.json" (test rows)
+    secret_seed = 0                              # optional: pins the parties' secrets (to
+                                                 # reproduce numbers; drawn at random if absent)
 
     [params]                                     # protocol parameters for every run
     regularization = 1e-3
@@ -88,7 +90,7 @@ __all__ = ["MAX_SWEEP_VALUES", "AttackSpec", "AuditSpec", "AuditSpecError", "Cel
 AUDIT_KEYS = {"name", "description", "protocols", "protocol", "dataset", "datasets", "partition",
               "backends",
               "backend", "seeds", "repetitions", "scaling", "test_size", "backend_params",
-              "split_file", "split_seed"}
+              "split_file", "split_seed", "secret_seed"}
 TOP_KEYS = {"audit", "params", "sweep", "defenses", "attacks", "report"}
 #: Keys that say the same thing two ways: a scenario gives one of each pair.
 CONFLICTING_KEYS = (("seeds", "repetitions"), ("protocols", "protocol"), ("datasets", "dataset"),
@@ -137,6 +139,9 @@ class AuditSpec:
     """A split file (resolved beside the scenario), and its SHA-256 for the cells' ids."""
     split_sha256: str | None = None
     split_seed: int | None = None
+    secret_seed: int | None = None
+    """The root of the cells' secret seeds (:mod:`fedsec.audit.secret`): the scenario's
+    ``secret_seed``, or, once the engine has drawn or read it, the audit's own."""
 
     @property
     def search_path(self) -> tuple[str, ...]:
@@ -215,6 +220,12 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         raise AuditSpecError(source, [*problems, f"the grid has {size:,} cells; at most "
                                       f"{MAX_CELLS:,} (split the scenario, or sweep fewer "
                                       "values)"])
+    secret_seed = audit.get("secret_seed")
+    if secret_seed is not None and (not isinstance(secret_seed, int)
+                                    or isinstance(secret_seed, bool) or secret_seed < 0):
+        problems.append(f"audit.secret_seed must be a whole number >= 0 (or left out: each "
+                        f"audit then draws its own); got {secret_seed!r}")
+        secret_seed = None
     scaling = audit.get("scaling")
     if scaling is not None and not isinstance(scaling, str):
         problems.append(f"audit.scaling must be a name (minmax, standard, none); got "
@@ -237,7 +248,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str = "scenario",
         seeds=tuple(seeds), scaling=_optional_str(audit.get("scaling")),
         test_size=audit.get("test_size"), params=dict(raw.get("params", {})),
         sweep={k: tuple(v) for k, v in sweep.items()}, defenses=tuple(defenses),
-        attacks=tuple(attacks), base_dir=base_dir,
+        attacks=tuple(attacks), base_dir=base_dir, secret_seed=secret_seed,
         **split_choice(audit, base_dir, problems),
     )
     # every run of the grid whose components exist, planned once per configuration

@@ -17,7 +17,7 @@ Values are fixed-point words modulo 2**64, so masks cancel exactly; the range
 is checked against declared public bounds at encoding, never silently wrapped.
 Each key is expanded once per run and every mask of one nonce enciphers the
 same counter blocks, so a sender's online work is one AES call and one add
-per mask. Keys come from the run's seed (``key_source=simulation``: reproducible, and
+per mask. Keys come from the run's secret seed (``key_source=simulation``: reproducible, and
 marked insecure in the transcript header) or from an X25519 agreement through
 the network (``key_source=agreement``).
 """
@@ -84,7 +84,7 @@ class NoiseBackend(MaskingBackend):
         max_summands: int = 1024
         """Terms a masked sum may add at most (sets the headroom max_abs must leave)."""
         key_source: str = prg.SIMULATION
-        """Mask keys from the run's seed (simulation: reproducible, marked insecure in the
+        """Mask keys from the run's secret seed (simulation: reproducible, marked insecure in the
         transcript header) or from an X25519 agreement through the network (agreement)."""
         n_neighbours: int = 0
         """Senders each sender masks with in a sum: 0 for all (the complete graph), or an even k
@@ -161,7 +161,7 @@ class NoiseBackend(MaskingBackend):
         if degree == 0 or degree >= len(senders) - 1:
             return mask_graph.complete_neighbours(senders)
         purpose = f"noise:graph:{receiver}:" + ",".join(sorted(senders))
-        seed = generator(federation.seed, purpose).bytes(32)
+        seed = generator(federation.secret_seed, purpose).bytes(32)
         arrived = federation.network.broadcast(receiver, senders, GRAPH_TAG, seed,
                                                meta={"graph": "harary", "n_neighbours": degree})
         for sender, got in arrived.items():
@@ -183,7 +183,7 @@ class NoiseBackend(MaskingBackend):
     def _establish(self, federation: Federation, a: str, b: str, key_id: str) -> None:
         meta = {"key_source": self.params.key_source, "scheme": "AES-256-CTR"}
         if self.params.key_source == prg.SIMULATION:
-            material = prg.simulation_key(federation.seed, key_id)
+            material = prg.simulation_key(federation.secret_seed, key_id)
             federation.share_key(a, key_id, material, to=[b], meta=meta)
             return
         net = federation.network

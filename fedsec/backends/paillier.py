@@ -128,8 +128,8 @@ class PaillierBackend(MaskingBackend):
         """Spare bits per packed slot: a sum may add up to 2**headroom_bits ciphertexts without
         overflow."""
         key_source: str = "simulation"
-        """Key pairs and obfuscators from the run's seed (simulation: reproducible, insecure) or
-        from operating-system randomness (secrets)."""
+        """Key pairs and obfuscators from the run's secret seed (simulation: reproducible,
+        insecure) or from operating-system randomness (secrets)."""
         insecure_test_keys: bool = False
         """Allow key_bits below 2048, for fast tests only."""
 
@@ -177,7 +177,7 @@ class PaillierBackend(MaskingBackend):
         def stream(label: str) -> KeyedStream | None:
             if not simulation:
                 return None
-            return KeyedStream(f"fedsec-paillier\x00{federation.seed}\x00{label}".encode())
+            return KeyedStream(f"fedsec-paillier\x00{federation.secret_seed}\x00{label}".encode())
 
         with net.stage("key_setup"):
             with net.compute(keyholder):

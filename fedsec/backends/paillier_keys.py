@@ -2,7 +2,7 @@
 
 Keys are python-paillier (``phe``) key objects with gmpy2 arithmetic.
 In ``simulation`` mode the primes and obfuscator randomness are drawn from
-SHAKE-256 keyed by the run's seed (reproducible, marked insecure); in
+SHAKE-256 keyed by the run's secret seed (reproducible, marked insecure); in
 ``secrets`` mode from the operating system's generator.
 """
 

@@ -4,7 +4,7 @@ Masks come from AES-256 in counter mode (a 64-bit nonce derived from the
 use, a 64-bit block counter) keyed by a 32-byte key two parties share, so a
 mask is never reused and either party can regenerate it. Keys come from one of two sources:
 
-* ``simulation``: derived from the run's seed with SHAKE-256, so runs are
+* ``simulation``: derived from the run's secret seed with SHAKE-256, so runs are
   reproducible. Anyone who knows the seed knows every key: it is marked
   insecure in every transcript and report.
 * ``agreement``: X25519 Diffie-Hellman between the two parties (private keys
@@ -33,7 +33,7 @@ KEY_SOURCES = (SIMULATION, AGREEMENT)
 
 
 def simulation_key(seed: int, purpose: str) -> bytes:
-    """A 32-byte key derived from the run's seed (reproducible, insecure by design).
+    """A 32-byte key derived from the run's secret seed (reproducible, insecure by design).
 
     Examples
     --------

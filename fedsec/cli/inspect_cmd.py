@@ -22,6 +22,11 @@ def add_parser(sub: Any) -> None:
                    help="also require a signature by this Ed25519 key (PEM) over the format, "
                         "header and end record (formats 1 and 2, which carry no seal, "
                         "are refused)")
+    p.add_argument("--seeds", metavar="PRIVATE.npz",
+                   help="also print the run's seed and secret seed from its private store "
+                        "(the auditor's, beside the transcript) and check them against the "
+                        "header's commitment: rerun with --seed and --secret-seed to reproduce "
+                        "the run exactly")
     p.set_defaults(handler=handle)
 
 
@@ -55,7 +60,8 @@ def handle(args: argparse.Namespace) -> int:
     print(f"{args.transcript}: {protocol} with backend {backend}, seed commitment {commitment}, "
           f"{report.n_messages} messages, {human_bytes(cost['total']['bytes'])} on the wire")
     if _field(header, "backend", "insecure_simulation_keys") is True:
-        print("keys were derived from the run's seed (simulation mode: reproducible, insecure)")
+        print("keys were derived from the run's secret seed (simulation mode: reproducible, "
+              "insecure)")
     if _field(header, "backend", "insecure_key_size") is True:
         print("keys are of a test size (insecure_test_keys=true): insecure whatever their source")
     print()
@@ -70,7 +76,25 @@ def handle(args: argparse.Namespace) -> int:
                 ("round", "messages", "bytes")))
     print()
     print(f"integrity: {verdict.summary()}")
-    return 0 if verdict.ok else 1
+    seeds_ok = True if args.seeds is None else _print_seeds(args.seeds, header)
+    return 0 if verdict.ok and seeds_ok else 1
+
+
+def _print_seeds(path: str, header: Mapping[str, Any]) -> bool:
+    """Print the seeds a private store records and whether the header commits to them."""
+    from fedsec.private_store import run_seeds
+    from fedsec.seeding import seed_commitment
+
+    seed, secret = run_seeds(path)
+    if seed is None or secret is None:
+        print(f"seeds: {path} records no secret seed (written outside a run, or by an older "
+              "fedsec)")
+        return False
+    matches = seed_commitment(seed, secret) == header.get("seed_commitment")
+    print(f"seeds: --seed {seed} --secret-seed {secret} "
+          + ("(the header's commitment matches)" if matches else
+             "(they do NOT match the header's commitment: this store is another run's)"))
+    return matches
 
 
 def _field(header: Mapping[str, Any], section: str, name: str) -> Any:

@@ -39,7 +39,15 @@ def add_parser(sub: Any) -> None:
                    help="a defence with its parameters (repeatable)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="params",
                    help="a protocol parameter (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="root seed of the run (default: 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the run's public seed: which rows are test rows and which party holds "
+                        "which (default: 0)")
+    p.add_argument("--secret-seed", type=int, default=None, metavar="N",
+                   help="the root of every secret a party keeps (noise, shared seeds, initial "
+                        "weights, simulation-mode keys); default: a fresh random one, kept "
+                        "only in the private store ('fedsec inspect --seeds' prints it), so "
+                        "no transcript lets anyone regenerate a party's secrets; give it to "
+                        "reproduce a run exactly")
     p.add_argument("--test-size", type=_test_size, default=None,
                    help="test fraction, or a number of test rows (default: the protocol's, "
                         "usually 0.25)")
@@ -111,8 +119,8 @@ def handle(args: argparse.Namespace) -> int:
         backend_params=parse_assignments(args.backend_set, what="Backend parameter"),
         defenses=[parse_defense(d) for d in args.defense],
         params=parse_assignments(args.params, what="Protocol parameter"),
-        seed=args.seed, test_size=args.test_size, scaling=args.scaling,
-        split_file=args.split_file, split_seed=args.split_seed,
+        seed=args.seed, secret_seed=args.secret_seed, test_size=args.test_size,
+        scaling=args.scaling, split_file=args.split_file, split_seed=args.split_seed,
     )
     key = None if args.sign_key is None else load_signing_key(args.sign_key)
     transport = None
@@ -136,7 +144,7 @@ def handle(args: argparse.Namespace) -> int:
     comparison = record.comparison
     print(f"{record.protocol['name']} on {record.dataset.name} "
           f"({record.partition['spec']}), backend {record.backend['name']}, "
-          f"seed {record.seed}")
+          f"seed {record.seed}, secret seed {record.secret_seed_source}")
     print(f"  messages: {cost['messages']}, bytes on the wire: {human_bytes(cost['bytes'])}, "
           f"wall time: {cost['wall_seconds']:.3f} s")
     if record.transport is not None:
@@ -164,8 +172,8 @@ def handle(args: argparse.Namespace) -> int:
               f"(max relative difference {comparison.worst:.3g}; {tolerance})"
               + (f"; federated minus centralized: {gaps}" if gaps else ""))
     if record.backend.get("insecure_simulation_keys"):
-        print("  keys: derived from the run's seed (simulation mode, reproducible, insecure by "
-              "design; use key_source=agreement or secrets for deployment-grade keys)")
+        print("  keys: derived from the run's secret seed (simulation mode, reproducible, "
+              "insecure by design; use key_source=agreement or secrets for deployment-grade keys)")
     if record.backend.get("insecure_key_size"):
         print(f"  keys: {record.backend.get('params', {}).get('key_bits')}-bit, allowed for tests "
               "only (insecure_test_keys=true): insecure whatever their source")

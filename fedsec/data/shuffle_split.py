@@ -19,9 +19,6 @@ import math
 
 import numpy as np
 
-#: scikit-learn's default test fraction when neither size is given (callers always give one).
-DEFAULT_TEST_SIZE = 0.25
-
 
 def split_sizes(n_samples: int, test_size: float | int) -> tuple[int, int]:
     """``(n_train, n_test)``: ``test_size`` a fraction in (0, 1) (rounded up) or a row count.

@@ -102,6 +102,7 @@ def configurations(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "cost": {k: mean_ci(c["cost"].get(k) for c in ok)
                      for k in ("bytes", "messages", "wall_seconds", "crypto_seconds")},
             "attacks": _attacks(ok),
+            "privacy": run_privacy(ok),
             "commands": [c["command"] for c in members],
         }
         out.append(entry)
@@ -154,6 +155,24 @@ def _attacks(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             item.update(convergence_over_seeds(ok))
         out.append(item)
     return out
+
+
+def run_privacy(cells: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A configuration's accountant figures, from its first successful run (every seed of a
+    configuration declares the same noise); None when no run succeeded.
+
+    Examples
+    --------
+    >>> run_privacy([{"status": "ok", "privacy": {"epsilon": 2.0, "delta": 1e-5,
+    ...                                            "noised": True}}])
+    {'epsilon': 2.0, 'delta': 1e-05, 'noised': True, 'reason': None}
+    """
+    for cell in cells:
+        privacy = cell.get("privacy") if cell.get("status") == "ok" else None
+        if isinstance(privacy, Mapping):
+            return {"epsilon": privacy.get("epsilon"), "delta": privacy.get("delta"),
+                    "noised": bool(privacy.get("noised")), "reason": privacy.get("reason")}
+    return None
 
 
 def convergence_over_seeds(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from fedsec.report.examples import examples_plots
 from fedsec.report.frontier import frontier_svg
 from fedsec.report.headlines import headlines, worst_leak
 from fedsec.report.plots import rounds_png
+from fedsec.report.privacy import privacy_png, privacy_rows, privacy_sentences
 from fedsec.report.render import EXAMPLES, html_report, markdown_report, verdict_lines
 from fedsec.report.stops import what_stops
 from fedsec.report.strongest import strongest
@@ -57,6 +58,7 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     pairs = sorted({(a["attack"], a["threat"]) for c in configs for a in c["attacks"]})
     plots = _plots(configs, cells, scenario["scenario"], pairs)
     found = headlines(configs)
+    epsilon = privacy_sentences(configs, cells)
     report = {
         "schema_version": REPORT_SCHEMA_VERSION, "name": scenario["name"],
         "description": scenario["description"], "source": scenario["source"],
@@ -65,7 +67,9 @@ def build_report(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "scenario": scenario["scenario"], "scenario_text": _scenario_text(scenario),
         "configurations": configs, "verdicts": verdict_lines(configs),
         "worst_leak": worst_leak(configs), "headlines": found,
-        "key_findings": [f"{h['adversary']}: {' '.join(h['sentences'])}" for h in found],
+        "key_findings": [f"{h['adversary']}: {' '.join(h['sentences'])}" for h in found]
+        + epsilon,
+        "privacy": {"sentences": epsilon, "rows": privacy_rows(configs)},
         "what_stops": what_stops(configs), "who_learned": _who_learned(configs),
         "errors": [f"{c['configuration']} seed {c['config']['seed']}: {c.get('error')}"
                    for c in cells if c["status"] != "ok"],
@@ -111,6 +115,9 @@ def _plots(configs: list[dict[str, Any]], cells: list[dict[str, Any]],
         png = defence_png(configs, defence, parameter, pairs, metric=metric)
         if png is not None:
             plots[f"defence_{_slug(defence)}_{_slug(parameter)}.png"] = png
+        png = privacy_png(configs, defence, parameter)
+        if png is not None:
+            plots[f"epsilon_{_slug(defence)}_{_slug(parameter)}.png"] = png
     for (attack, threat, configuration), png in examples_plots(cells).items():
         plots[f"{EXAMPLES}{_slug(attack)}_{_slug(threat)}_{_slug(configuration)}.png"] = png
     return plots

@@ -10,6 +10,7 @@ from typing import Any
 from fedsec.cost import human_bytes
 from fedsec.report.aggregate import LEAKAGE
 from fedsec.report.frontier import scoped_ids
+from fedsec.report.privacy import PRIVACY_HEAD, PRIVACY_NOTE
 from fedsec.report.strongest import STRONGEST_HEAD, summary_rows
 from fedsec.report.verdicts import attack_verdict
 
@@ -130,6 +131,13 @@ def html_report(report: Mapping[str, Any], plots: Mapping[str, bytes]) -> str:
         parts.append(f"<h2>Strongest attack per adversary</h2><p class='muted'>{esc(STRONGEST)}"
                      "</p>" + _table(STRONGEST_HEAD, strongest).replace(
                          "<table>", "<table class='strongest'>", 1))
+    privacy = report.get("privacy") or {}
+    if privacy.get("rows") or privacy.get("sentences"):
+        parts.append(f"<h2>Epsilon: accountant, empirical bound, reconstruction</h2>"
+                     f"<p class='muted'>{esc(PRIVACY_NOTE)}</p><ul class='epsilon'>")
+        parts += [f"<li>{esc(s)}</li>" for s in privacy.get("sentences", [])] + ["</ul>"]
+        parts.append(_table(PRIVACY_HEAD, privacy.get("rows", [])).replace(
+            "<table>", "<table class='epsilon'>", 1))
     for heading, names in (("Leakage versus accuracy", [n for n in plots
                                                         if not n.startswith(EXAMPLES)]),
                            (SHOWN, [n for n in plots if n.startswith(EXAMPLES)])):
@@ -188,6 +196,11 @@ def markdown_report(report: Mapping[str, Any], plot_files: Sequence[str]) -> str
     if strongest:
         lines += ["", "## Strongest attack per adversary", "", STRONGEST, "",
                   _md_table(STRONGEST_HEAD, strongest)]
+    privacy = report.get("privacy") or {}
+    if privacy.get("rows") or privacy.get("sentences"):
+        lines += ["", "## Epsilon: accountant, empirical bound, reconstruction", "",
+                  PRIVACY_NOTE, ""] + [f"- {s}" for s in privacy.get("sentences", [])]
+        lines += ["", _md_table(PRIVACY_HEAD, privacy.get("rows", []))]
     lines += ["", "## Leakage versus accuracy", ""]
     lines += [f"![{f}]({f})" for f in plot_files if not _shown(f)]
     if any(_shown(f) for f in plot_files):

@@ -3,7 +3,9 @@
 ``results.csv`` (and ``results.parquet``) beside the report: ``pandas.read_csv`` reads it in one
 call. Columns: the cell and its configuration (protocol, dataset, backend, defence and its
 parameters, every protocol parameter as ``param.NAME``, seed), the run's status and accuracy,
-then the attack, adversary, scorer and attack status, whether the attack converged
+the accountant's ``privacy.epsilon`` at ``privacy.delta`` (empty when no defence adds noise or
+none states an epsilon, :mod:`fedsec.privacy.accountant`), then the attack, adversary, scorer
+and attack status, whether the attack converged
 (``converged``: true, false, or empty when it did not say) and why it stopped (``stopped``:
 closed-form, converged, stalled, budget, diverged), and every number the scorer reported
 as ``leakage.NAME`` (its baselines as ``leakage.baseline_NAME``). A run that failed has one
@@ -49,6 +51,8 @@ def tidy_rows(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "error": cell.get("error"),
             "accuracy": cell.get("metrics", {}).get("accuracy"),
             "agrees_with_reference": cell.get("agrees_with_reference"),
+            "privacy.epsilon": (cell.get("privacy") or {}).get("epsilon"),
+            "privacy.delta": (cell.get("privacy") or {}).get("delta"),
         }
         base.update({f"param.{k}": v for k, v in config.get("params", {}).items()})
         attacks = cell.get("attacks", []) if cell.get("status") == "ok" else []

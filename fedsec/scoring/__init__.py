@@ -6,7 +6,8 @@ Every scorer lives here, whichever family's attacks it serves:
 (permuted rows), ``column-space`` (an estimated basis of a private block's
 columns), ``binary-columns`` (0/1 columns recovered exactly), ``sequence-match``
 (reconstructed sequences, Hungarian-matched), ``label-counts`` (inferred label
-distributions), ``pixel-recovery`` (reconstructed images). Each registers when its module
+distributions), ``pixel-recovery`` (reconstructed images), ``canary-epsilon`` (canary
+guesses as a one-run lower bound on epsilon). Each registers when its module
 is imported; the names below are imported from their modules on first use, so importing
 this package imports none of them.
 """
@@ -17,6 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.scoring.canaries import CanaryEpsilon
     from fedsec.scoring.epsilon_dr import EpsilonDR
     from fedsec.scoring.features import FeatureRecovery
     from fedsec.scoring.labels import LabelCounts
@@ -34,15 +36,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Each public name and the module that defines it.
 _MODULES = {
-    "BinaryColumnsScore": "subspace", "ColumnSpace": "subspace", "EpsilonDR": "epsilon_dr",
+    "BinaryColumnsScore": "subspace", "CanaryEpsilon": "canaries", "ColumnSpace": "subspace",
+    "EpsilonDR": "epsilon_dr",
     "FeatureRecovery": "features", "LabelCounts": "labels", "MatchedRows": "rows",
     "PixelRecovery": "pixels", "PointRecovery": "points", "ReconstructionError": "reconstruction",
     "SequenceMatch": "sequences", "advantage": "reconstruction", "check_truth": "reconstruction",
     "relative_error": "reconstruction",
 }
 
-__all__ = ["BinaryColumnsScore", "ColumnSpace", "EpsilonDR", "FeatureRecovery", "LabelCounts",
-           "MatchedRows", "PixelRecovery", "PointRecovery", "ReconstructionError",
+__all__ = ["BinaryColumnsScore", "CanaryEpsilon", "ColumnSpace", "EpsilonDR", "FeatureRecovery",
+           "LabelCounts", "MatchedRows", "PixelRecovery", "PointRecovery", "ReconstructionError",
            "SequenceMatch", "advantage", "check_truth", "relative_error"]
 
 

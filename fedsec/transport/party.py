@@ -14,7 +14,9 @@ Any local process can connect to a listener. A connection is greeted in a thread
 ``handshake_timeout`` seconds and reads lengths of at most :data:`MAX_HELLO_BYTES`: a
 stranger that connects and closes, announces a 2 GiB frame, or stays silent is dropped, and
 the listener goes on taking the peers' connections. At most :data:`MAX_GREETINGS`
-connections are greeted at once (more are closed at once).
+connections are greeted at once (more are closed at once; a peer whose connection was closed
+so tries again until the transport's timeout). An authenticated peer's frame announces at most
+:data:`MAX_FRAME_BYTES`.
 
 This module imports neither numpy nor the transcript package: a party's process starts in a
 fraction of the coordinator's start-up time.
@@ -41,8 +43,11 @@ HOST = "127.0.0.1"
 HANDSHAKE_SECONDS = 10.0
 #: The longest hello a connection may announce (it names a party).
 MAX_HELLO_BYTES = 4096
-#: Connections greeted at the same time; more are closed at once.
+#: Connections greeted at the same time; more are closed at once (a peer whose attempt is
+#: closed tries again until the transport's timeout).
 MAX_GREETINGS = 64
+#: The longest frame an authenticated peer may announce (a message's header and payload).
+MAX_FRAME_BYTES = 1 << 32
 
 
 def serve(name: str, control: socket.socket, authkey: bytes, log_path: str,
@@ -132,12 +137,30 @@ class _Endpoint:
         if connection is None:
             if peer not in self.ports:
                 raise TransportError(f"No address for party {peer!r}.")
-            connection = Client((HOST, self.ports[peer]), authkey=self.authkey)
-            connection.send_bytes(pack_control({"from": self.name}))
+            connection = self._connect(peer)
             self.outgoing[peer] = connection
             self.counts["connections_opened"] += 1
         connection.send_bytes(frame)
         return self._logged(header, "sent", peer, frame)
+
+    def _connect(self, peer: str) -> Connection:
+        """An authenticated connection to ``peer`` that has named this party. An attempt the
+        peer's listener closes (it is greeting :data:`MAX_GREETINGS` strangers already) is
+        retried, with a growing pause, until the transport's timeout."""
+        deadline = time.monotonic() + self.timeout
+        pause = 0.05
+        while True:
+            try:
+                connection = Client((HOST, self.ports[peer]), authkey=self.authkey)
+                connection.send_bytes(pack_control({"from": self.name}))
+                return connection
+            except (EOFError, ConnectionError) as error:
+                if time.monotonic() + pause > deadline:
+                    raise TransportError(
+                        f"Party {peer!r} took no connection within {self.timeout:g} s (last "
+                        f"attempt: {type(error).__name__}: {error or 'closed'}).") from None
+                time.sleep(pause)
+                pause = min(2 * pause, 1.0)
 
     def _receive(self, peer: str, seq: int) -> bytes:
         with self.arrived:
@@ -149,9 +172,13 @@ class _Endpoint:
             raise TransportError(f"Nothing arrived from party {peer!r} within "
                                  f"{self.timeout:g} s.")
         try:
-            frame = connection.recv_bytes()
+            frame = connection.recv_bytes(MAX_FRAME_BYTES)
         except EOFError:
             raise TransportError(f"Party {peer!r} closed its connection.") from None
+        except OSError as error:  # multiprocessing's "bad message length" among them
+            raise TransportError(
+                f"Party {peer!r} sent a frame fedsec refuses ({error}); a frame holds at most "
+                f"{MAX_FRAME_BYTES:,} bytes.") from None
         header, _ = unpack(frame)
         if (header["seq"], header["sender"], header["receiver"]) != (seq, peer, self.name):
             raise TransportError(

@@ -7,7 +7,7 @@ constant step the paper analyses): the reference FDSKL must match. Iteration
 = sum_{j<t} alpha_j phi_j(x_{i_t})``, sets ``alpha_t = -gamma L'(f, y)
 phi_t(x_{i_t})`` and scales every earlier alpha by ``1 - gamma lambda``.
 
-Shared randomness comes from keys derived from the run seed, so FDSKL draws
+Shared randomness comes from keys derived from the run's secret seed, so FDSKL draws
 exactly the same samples, directions and phases: the sample order (the active
 workers' picks), the directions (the seed every worker regenerates ``w_j``
 from) and the phases (in FDSKL, the offset of the worker Algorithm 3 leaves in,
@@ -30,6 +30,7 @@ from fedsec.protocols.fdskl import batches, median_width, tags
 from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl.model import RandomFeatureModel, random_feature_model
 from fedsec.registry import register
+from fedsec.seeding import keyed_generator
 from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,7 +132,7 @@ class Schedule:
 def schedule(seed: int, n_samples: int, n_iterations: int, batch_size: int = 1) -> Schedule:
     """Sample order (``batch_size`` per iteration) and seed material (identical for DSG and
     FDSKL)."""
-    picks = np.random.default_rng(rf.key_words(prg.simulation_key(seed, tags.SAMPLE_KEY)))
+    picks = keyed_generator(prg.simulation_key(seed, tags.SAMPLE_KEY))
     return Schedule(samples=picks.integers(0, n_samples, size=n_iterations * batch_size),
                     shared=prg.simulation_key(seed, tags.SHARED_SEED_KEY),
                     phases=prg.simulation_key(seed, tags.PHASE_KEY))

@@ -1,10 +1,10 @@
 """The median heuristic for FDSKL's kernel width, computed across a vertical partition.
 
 The width is the median distance between two training samples (Euclidean for the RBF kernel,
-L1 for the Laplace kernel), over ``n_pairs`` pairs drawn from a stream derived from the run seed
-(the centralized DSG draws the same pairs). No worker holds a whole row, but both distances are
-sums over the feature groups: a worker's *partial distance* of a pair is the sum of the squared
-(RBF) or absolute (Laplace) differences over its own columns. So:
+L1 for the Laplace kernel), over ``n_pairs`` pairs drawn from a stream derived from the run's
+secret seed (the centralized DSG draws the same pairs). No worker holds a whole row, but both
+distances are sums over the feature groups: a worker's *partial distance* of a pair is the sum
+of the squared (RBF) or absolute (Laplace) differences over its own columns. So:
 
 1. the requester sends the pairs down T1 (:data:`tags.WIDTH_PAIRS`);
 2. every other worker adds a fresh mask to its vector of partial distances (drawn from its own
@@ -31,10 +31,10 @@ import numpy as np
 from fedsec.backends import prg
 from fedsec.errors import ValidationError
 from fedsec.network import Network
-from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl import tags
 from fedsec.protocols.fdskl.sums import broadcast_down, tree_sum
 from fedsec.protocols.fdskl.trees import Tree
+from fedsec.seeding import keyed_generator
 
 MASK_HIGH = 2.0 * np.pi
 """Masks are uniform on [0, MASK_HIGH], like Algorithm 3's fresh offsets."""
@@ -53,7 +53,7 @@ def pair_sample(seed: int, n_samples: int, n_pairs: int) -> np.ndarray:
         raise ValidationError(
             f"The median kernel width needs at least 2 training samples; got {n_samples}. Set "
             "width_rule=scale or a kernel_width.")
-    rng = np.random.default_rng(rf.key_words(prg.simulation_key(seed, tags.WIDTH_PAIRS_KEY)))
+    rng = keyed_generator(prg.simulation_key(seed, tags.WIDTH_PAIRS_KEY))
     first = rng.integers(0, n_samples, size=n_pairs)
     second = (first + rng.integers(1, n_samples, size=n_pairs)) % n_samples
     return np.column_stack([first, second])

@@ -146,7 +146,7 @@ class FDSKL(Protocol):
         y = dsg.signed_labels(labels, federation.test_set().task, p.loss)
         net = federation.network
         d = sum(w.columns.size for w in workers.values())
-        plan = dsg.schedule(federation.seed, part.n_samples, p.n_iterations, B)
+        plan = dsg.schedule(federation.secret_seed, part.n_samples, p.n_iterations, B)
         plans = self._setup(federation, workers, active, plan, d)
         width = self._width(federation, workers, plans[active[0]])
         banks = {n: rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width) for n in names}
@@ -216,7 +216,7 @@ class FDSKL(Protocol):
                                  to=[n for n in names if n != active[0]],
                                  meta={"purpose": "random directions w_j, one stream per "
                                                   "feature block",
-                                       "source": "derived from the run seed (simulation)"})
+                                       "source": "derived from the run's secret seed (simulation)"})
             for n, w in workers.items():
                 net.broadcast(n, [m for m in names if m != n], tags.FEATURE_COLUMNS, w.columns,
                               meta={tags.N_FEATURES: d})
@@ -234,8 +234,8 @@ class FDSKL(Protocol):
         net = federation.network
         with net.stage("setup"):
             if p.width_rule == "median":
-                pairs = median_width.pair_sample(federation.seed, next(iter(workers.values()))
-                                                 .X.shape[0], p.width_pairs)
+                n_rows = next(iter(workers.values())).X.shape[0]
+                pairs = median_width.pair_sample(federation.secret_seed, n_rows, p.width_pairs)
                 width = median_width.federated_width(
                     net, plan.t1, None if p.offsets == "none" else total_tree(plan),
                     plan.requester, {n: w.X for n, w in workers.items()}, pairs,

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from fedsec.errors import ValidationError
+from fedsec.seeding import keyed_generator
 
 KERNELS = ("rbf", "laplace")
 LOSSES = ("square", "logistic", "smooth-hinge")
@@ -32,11 +33,6 @@ BLOCK = 256
 """Features drawn per generator: feature ``j`` is row ``j % BLOCK`` of block ``j // BLOCK``."""
 TWO_PI = 2.0 * np.pi
 SQRT2 = np.sqrt(2.0)
-
-
-def key_words(material: bytes) -> list[int]:
-    """A shared seed (bytes) as the 32-bit words numpy's SeedSequence takes."""
-    return np.frombuffer(material[: len(material) - len(material) % 4], dtype="<u4").tolist()
 
 
 def draw_directions(material: bytes, block: int, n_features: int, *, kernel: str,
@@ -49,7 +45,7 @@ def draw_directions(material: bytes, block: int, n_features: int, *, kernel: str
     >>> a.shape, bool((a == draw_directions(b"k" * 32, 0, 3, kernel="rbf", width=1.0)).all())
     ((256, 3), True)
     """
-    rng = np.random.default_rng([*key_words(material), int(block)])
+    rng = keyed_generator(material, block)
     if kernel == "rbf":
         return rng.normal(0.0, 1.0 / width, size=(BLOCK, n_features))
     if kernel == "laplace":
@@ -59,7 +55,7 @@ def draw_directions(material: bytes, block: int, n_features: int, *, kernel: str
 
 def draw_phases(material: bytes, block: int) -> np.ndarray:
     """The ``BLOCK`` phases ``b_j ~ U[0, 2 pi]`` of one block, from a phase stream."""
-    rng = np.random.default_rng([*key_words(material), int(block)])
+    rng = keyed_generator(material, block)
     return rng.uniform(0.0, TWO_PI, size=BLOCK)
 
 

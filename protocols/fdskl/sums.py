@@ -22,7 +22,7 @@ Offsets (``offsets`` parameter of FDSKL):
 * ``none``: the raw partial products travel along T1; no T2.
 
 Either way the phase of feature ``j`` is the offset of its ``l'``; it is drawn
-from a stream derived from the run seed (the one DSG draws ``b_j`` from), so
+from a stream derived from the run's secret seed (the one DSG draws ``b_j`` from), so
 FDSKL and DSG use identical features. No message carries it.
 """
 

@@ -23,6 +23,7 @@ from fedsec.backends.primitives import secure_sum
 from fedsec.errors import ValidationError
 from fedsec.protocols.fedcg import krls, tags
 from fedsec.protocols.fedcg.model import KRLSModel
+from fedsec.seeding import keyed_generator
 from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,13 +99,8 @@ class Shared:
 
 
 def seed_material(seed: int) -> bytes:
-    """The clients' shared seed for a run (derived from the run's seed: reproducible)."""
+    """The clients' shared seed for a run (derived from the run's secret seed: reproducible)."""
     return prg.simulation_key(seed, tags.SEED_KEY)
-
-
-def shared_generator(material: bytes) -> np.random.Generator:
-    """The generator every client keys with the shared seed."""
-    return np.random.default_rng(np.frombuffer(material, dtype="<u4").tolist())
 
 
 def pooled_gamma(params: FedCGParams, total: float, squares: float, count: int,
@@ -134,7 +130,7 @@ def derive_shared(params: FedCGParams, material: bytes, *, n_features: int, n_ro
     reference, the evaluator); federated clients pass None and assemble P
     landmarks from their owners' messages.
     """
-    rng = shared_generator(material)
+    rng = keyed_generator(material)
     W, rows = krls.make_landmarks(params.landmark_method, params.n_landmarks, n_features, rng,
                                   mean=mean, std=std, pool_size=n_rows)
     if rows is not None:
@@ -181,13 +177,13 @@ def federated_setup(federation: Federation, backend: MaskingBackend, params: Fed
     partition = federation.the_partition()
     net = federation.network
     hospital = partition.label_owners[0][0]
-    material = seed_material(federation.seed)
+    material = seed_material(federation.secret_seed)
     clients = [p for p in partition.data_parties if p != hospital]
     receivers = clients + ([SERVER] if params.server_knows_seed else [])
     with net.stage("setup"):
         federation.share_key(hospital, tags.SEED_KEY, material, to=receivers,
                              meta={"purpose": "landmarks, kernel widths, alpha0, label noise",
-                                   "source": "derived from the run seed (simulation)"})
+                                   "source": "derived from the run's secret seed (simulation)"})
         total, squares, mean, std = _pooled_statistics(federation, backend)
         n_features = sum(len(c) for c in partition.column_groups)
         base = pooled_gamma(params, total, squares, partition.n_samples * n_features, n_features)

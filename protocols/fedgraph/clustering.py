@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedsec.seeding import keyed_generator
+
 
 def n_clusters(n_rows: int, size: int) -> int:
     """How many clusters ``n_rows`` rows make at size ``size`` (at least one).
@@ -156,7 +158,7 @@ def draw_clusters(mode: str, y: np.ndarray, size: int, in_class: float,
     >>> [c.tolist() for c in a] == [c.tolist() for c in b]
     True
     """
-    rng = np.random.default_rng(int.from_bytes(bytes(seed), "little"))
+    rng = keyed_generator(bytes(seed))
     if mode == "crc":
         return class_conditioned_clusters(y, size, in_class, rng)
     if mode == "random":

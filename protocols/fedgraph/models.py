@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.nn import require_torch
+from fedsec.nn import require_torch, seeded_init
 
 WHAT = "protocol 'fedgraph'"
 
@@ -72,9 +72,7 @@ def _mlp_class() -> Any:
 
 def build_mlp(inputs: int, hidden: int, layers: int, classes: int, seed: int) -> Any:
     """A new client MLP, its weights drawn deterministically from ``seed``."""
-    torch = require_torch(WHAT)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_init(seed, WHAT):
         return _mlp_class()(inputs, hidden, layers, classes)
 
 
@@ -189,9 +187,7 @@ class GraphData:
 
 def build_gcn(data: GraphData, hidden: int, layers: int, classes: int, seed: int) -> Any:
     """A new GCN for ``data``'s shapes, its weights drawn from ``seed``."""
-    torch = require_torch(WHAT)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_init(seed, WHAT):
         return _gcn_class()(data.embeddings.shape[2], data.edges.shape[2], hidden, layers,
                             classes)
 

@@ -153,7 +153,7 @@ class FedGraph(Protocol):
             E, M, targets = stack_items(names, items)
             data = models.GraphData(E, M, graph.adjacency(edges), edges)
             with net.compute(SERVER):
-                gcn = self._train_gcn(federation.seed, data, targets, C,
+                gcn = self._train_gcn(federation.secret_seed, data, targets, C,
                                       on_epoch=lambda epoch: federation.advance(
                                           "fedgraph server GCN", epoch, p.gcn_epochs, "epoch"))
             with net.stage("test"):
@@ -166,8 +166,8 @@ class FedGraph(Protocol):
             metrics.update(local)
             metrics[f"accuracy_{p.clustering}"] = metrics["accuracy"]
             if p.compare:
-                metrics.update(self._compare(federation.seed, names, groups, raw, sizes, data,
-                                             test_data, test.y, C))
+                metrics.update(self._compare(federation.secret_seed, names, groups, raw, sizes,
+                                             data, test_data, test.y, C))
         metrics.update(clustering=p.clustering, n_items=len(targets), n_groups=len(groups),
                        n_edges=int((data.adjacency.sum() - len(names)) // 2))
         if p.clustering in ("crc", "random"):
@@ -265,7 +265,7 @@ class FedGraph(Protocol):
             if p.clustering == "kmeans":
                 with net.compute(SERVER):
                     received = clustered(received, _kmeans(received, p.cluster_size,
-                                                           federation.seed))
+                                                           federation.secret_seed))
             items.append(received)
         return items
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.nn import LocalTraining, require_torch
+from fedsec.nn import LocalTraining, require_torch, seeded_init
 
 WHAT = "protocol 's-fedmv'"
 
@@ -77,9 +77,7 @@ def _extractor_class() -> Any:
 
 def build(spec: ExtractorSpec, seed: int) -> Any:
     """A new extractor, its weights drawn deterministically from ``seed``."""
-    torch = require_torch(WHAT)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_init(seed, WHAT):
         return _extractor_class()(spec)
 
 

@@ -116,7 +116,7 @@ def fit_rounds(federation: Federation, backend: MaskingBackend, p: HFedMVParams,
         settings = maths.Settings(tol=p.tol, max_rounds=p.local_rounds,
                                   inner_tol=p.inner_tol, max_inner=p.max_inner, eps=p.eps)
     zetas = [p.zeta] * len(views)
-    Ws = [initial_weights(federation.seed, v, d, C) for v, (d, _) in zip(views, shapes,
+    Ws = [initial_weights(federation.secret_seed, v, d, C) for v, (d, _) in zip(views, shapes,
                                                                         strict=True)]
     meta = {tags.VIEWS: list(views), tags.SHAPES: [list(s) for s in shapes]}
     previous: dict[str, np.ndarray] = {}

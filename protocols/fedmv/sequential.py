@@ -215,7 +215,7 @@ class SFedMV(FederatedMVL):
         specs = {v: extractor.ExtractorSpec(len(lay.inputs), p.hidden, C)
                  for v, lay in layouts.items()}
         with nn.deterministic(0):
-            models = _initial_models(specs, federation.seed)
+            models = _initial_models(specs, federation.secret_seed)
             start = np.concatenate([nn.flatten(m) for m in models.values()])
             meta = _meta(models, specs, layouts, p)
             weights = self._fedavg(federation, backend, models, start, data, labels, meta)
@@ -226,7 +226,7 @@ class SFedMV(FederatedMVL):
                     client_features[client.name] = (features(models, data[client.name]),
                                                     labels[client.name])
             test_features = features(models, test_data)
-            baselines = (self._local_baselines(federation.seed, specs, data, labels,
+            baselines = (self._local_baselines(federation.secret_seed, specs, data, labels,
                                                test_data, test.y, C)
                          if p.local_baselines else {})
         outcome = fit_rounds(federation, backend, p, client_features, list(layouts),

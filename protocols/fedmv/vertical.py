@@ -119,15 +119,15 @@ class VFedMV(FederatedMVL):
             with net.compute(holder.name):
                 labels = maths.one_hot(np.asarray(holder.held_shard().y), C)
             Y = net.send(holder.name, SERVER, tags.LABELS, labels)
-            Z = initial_consensus(federation.seed, N, C)
+            Z = initial_consensus(federation.secret_seed, N, C)
             state = {}
             for client, view in zip(clients, views, strict=True):
                 with net.compute(client.name):
                     X = client.held_shard().X
                     state[client.name] = {
                         "X": X, "gram": X.T @ X,
-                        "W": initial_weights(federation.seed, view, X.shape[1], C),
-                        "Z": initial_estimate(federation.seed, view, N, C)}
+                        "W": initial_weights(federation.secret_seed, view, X.shape[1], C),
+                        "Z": initial_estimate(federation.secret_seed, view, N, C)}
                     client.private[tags.INITIAL_WEIGHTS] = state[client.name]["W"]
                     client.private[tags.INITIAL_ESTIMATE] = state[client.name]["Z"]
         rounds, converged = 0, False

@@ -111,3 +111,15 @@ def expose_data(context: Any, X: np.ndarray, y: np.ndarray | None = None) -> Non
     if y is not None:
         arrays["y"] = np.asarray(y)
     spool.save_arrays(path, arrays, {"node_id": str(context.node_id)})
+
+
+def client_seed(context: Any) -> int | None:
+    """This client's own seed in a fedsec run (its batch order, its dropout, any secret it
+    draws), from the run's secret seed through the spool, where only this client looks; None
+    outside a fedsec run. Seed nothing a client keeps from the run config's ``fedsec-seed``:
+    every process of the run, the ServerApp's included, reads the run config."""
+    where = spool.spool_of(context.run_config)
+    partition = context.node_config.get(PARTITION_ID)
+    if where is None or partition is None:
+        return None
+    return spool.load_seed(where, int(partition))

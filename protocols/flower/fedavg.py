@@ -4,7 +4,13 @@ McMahan et al., "Communication-Efficient Learning of Deep Networks from Decentra
 (AISTATS 2017), as Flower 1.42's ``FedAvg`` strategy runs it, on a one-hidden-layer
 perceptron; by default two clients on the bundled 5,000-image MNIST subset, one round.
 With ``secagg=true`` the same app runs under Flower's SecAgg+ (:mod:`.secagg_app`): the
-server then receives only masked, quantized models and their sum.
+server then receives only masked, quantized models and their sum. With ``dp="client"`` or
+``dp="server"`` it runs under Flower's fixed-clipping differential privacy (:mod:`.app`):
+client-side, what crosses is each update clipped to ``clipping_norm`` (the truth is the
+update before clipping); server-side, what crosses is the plaintext update, which the server
+clips itself. Either way the server adds the noise to the aggregate, and the run's metrics
+record the DP settings the wrapper ran with (:data:`.tags.DP_METRICS`). ``batch_size=0``
+with one local epoch is FedSGD: each client's update is ``-lr`` times its full-batch gradient.
 """
 
 from __future__ import annotations
@@ -16,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedsec.errors import FedsecError
+from fedsec.errors import FedsecError, ValidationError
 from fedsec.outcomes import Outcome
 from fedsec.protocols.flower import app, secagg_app, spool, tags
 from fedsec.protocols.flower.model import Architecture, PerceptronModel, evaluate
-from fedsec.protocols.flower.protocol import FlowerProtocol
+from fedsec.protocols.flower.protocol import SERVER, FlowerProtocol, check_engine
 from fedsec.registry import register
-from fedsec.validation import check_float, check_int, param_error
+from fedsec.validation import check_choice, check_float, check_int, param_error
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -53,7 +59,8 @@ class FlowerFedAvg(FlowerProtocol):
         local_epochs: int = 1
         """Each client's epochs of SGD per round."""
         batch_size: int = 32
-        """Mini-batch size of local training."""
+        """Mini-batch size of local training; 0: each client's whole shard in one batch (with
+        ``local_epochs=1``, one full-batch SGD step per round: FedSGD)."""
         lr: float = 0.1
         """Learning rate of local SGD."""
         hidden: int = 32
@@ -82,11 +89,26 @@ class FlowerFedAvg(FlowerProtocol):
         secagg_max_weight: float = 0.0
         """The largest example count a client may report (SecAgg+ scales each model by its
         count over this); 0 for the largest client's."""
+        dp: str = "none"
+        """Flower's fixed-clipping differential privacy: ``none``; ``client``
+        (``fixedclipping_mod`` clips each update on the client before it is sent,
+        ``DifferentialPrivacyClientSideFixedClipping`` noises the aggregate); ``server``
+        (``DifferentialPrivacyServerSideFixedClipping`` clips the plaintext updates it
+        received and noises their aggregate)."""
+        clipping_norm: float = 1.0
+        """The L2 norm (over all arrays) each update is clipped to under DP."""
+        noise_multiplier: float = 1.0
+        """Flower's noise multiplier under DP: the aggregate gets Gaussian noise of standard
+        deviation ``noise_multiplier x clipping_norm / clients`` (0: clipping only)."""
+        engine: str = "simulation"
+        """Flower's engine: ``simulation`` (Ray, in this process) or ``deployment`` (a
+        SuperLink and one SuperNode per client, processes of their own on 127.0.0.1, TLS)."""
 
         def __post_init__(self) -> None:
+            check_engine(self.engine, owner=OWNER)
             check_int(self.rounds, owner=OWNER, name="rounds", min_value=1)
             check_int(self.local_epochs, owner=OWNER, name="local_epochs", min_value=1)
-            check_int(self.batch_size, owner=OWNER, name="batch_size", min_value=1)
+            check_int(self.batch_size, owner=OWNER, name="batch_size", min_value=0)
             check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
             check_int(self.hidden, owner=OWNER, name="hidden", min_value=1)
             check_float(self.round_timeout, owner=OWNER, name="round_timeout", min_value=0.0,
@@ -113,12 +135,23 @@ class FlowerFedAvg(FlowerProtocol):
                                   modulus)
             check_float(self.secagg_max_weight, owner=OWNER, name="secagg_max_weight",
                         min_value=0.0)
+            check_choice(self.dp, owner=OWNER, name="dp", choices=app.DP_PLACEMENTS)
+            check_float(self.clipping_norm, owner=OWNER, name="clipping_norm", min_value=0.0,
+                        min_inclusive=False)
+            check_float(self.noise_multiplier, owner=OWNER, name="noise_multiplier",
+                        min_value=0.0)
+            if self.dp != "none" and self.secagg:
+                raise ValidationError(
+                    f"The 'dp' parameter of {OWNER} must be 'none' when secagg=true: the "
+                    f"shipped app runs Flower's DP wrappers only without SecAgg+. Got "
+                    f"{self.dp!r} instead; set dp='none' or secagg=false.")
 
     def apps(self) -> tuple[Any, Any]:
         if self.params.secagg:
             return (secagg_app.server_app(),
                     secagg_app.client_app(record=self.params.record_plaintext))
-        return app.server_app(), app.client_app(record=self.params.record_plaintext)
+        return app.server_app(), app.client_app(record=self.params.record_plaintext,
+                                                dp=self.params.dp)
 
     def run_config(self, federation: Federation) -> dict[str, Any]:
         p = self.params
@@ -130,6 +163,9 @@ class FlowerFedAvg(FlowerProtocol):
         config = {app.N_CLASSES: n_classes, app.ROUNDS: p.rounds, app.CLIENTS: len(shards),
                   app.LOCAL_EPOCHS: p.local_epochs, app.BATCH_SIZE: p.batch_size, app.LR: p.lr,
                   app.HIDDEN: p.hidden, app.TIMEOUT: p.round_timeout, app.N_INPUTS: n_inputs}
+        if p.dp != "none":
+            config.update({app.DP: p.dp, app.CLIPPING_NORM: float(p.clipping_norm),
+                           app.NOISE_MULTIPLIER: float(p.noise_multiplier)})
         if not p.secagg:
             return config
         if p.secagg_threshold > len(shards) or p.secagg_shares > len(shards):
@@ -161,9 +197,11 @@ class FlowerFedAvg(FlowerProtocol):
         final = {name: array.numpy() for name, array in state[app.FINAL].items()}
         counts = state[app.COUNTS]
         architecture = app.architecture(server_context.run_config)
-        metrics: dict[str, float] = {
+        metrics: dict[str, Any] = {
             "app_instructions": int(counts["instructions"]),
-            "app_replies": int(counts["replies"])}
+            "app_replies": int(counts["replies"]),
+            **dp_metrics(self.params.dp, state.get(app.DP_USED),
+                         len(federation.data_parties()))}
         test = federation.test
         if test is not None:
             loss, accuracy = evaluate(architecture, final, test.X, test.y)
@@ -189,10 +227,12 @@ class FlowerFedAvg(FlowerProtocol):
         p = self.params
         architecture = Architecture(n_inputs=train.n_features, n_hidden=p.hidden,
                                     n_classes=len(test.class_names) or int(np.max(train.y)) + 1)
+        server = spool.party_seed(seed, SERVER)  # the ServerApp's, as in the run
         weights = initial_weights(architecture,
-                                  torch_seed(generator(seed, "flower/initial-model")))
+                                  torch_seed(generator(server, "flower/initial-model")))
         weights, _ = train_locally(architecture, weights, train.X, train.y,
-                                   epochs=p.rounds * p.local_epochs, batch_size=p.batch_size,
+                                   epochs=p.rounds * p.local_epochs,
+                                   batch_size=app.batch_of(p.batch_size, train.n_samples),
                                    lr=p.lr, seed=torch_seed(generator(seed, "flower/reference")))
         loss, accuracy = evaluate(architecture, weights, test.X, test.y)
         return Outcome(metrics={"accuracy": accuracy, "log_loss": loss},
@@ -200,3 +240,27 @@ class FlowerFedAvg(FlowerProtocol):
                                for name, v in weights.items()},
                        model=PerceptronModel(architecture, weights))
 
+
+def dp_metrics(placement: str, used: Mapping[str, Any] | None,
+               population: int) -> dict[str, Any]:
+    """The DP a run used, as run metrics (:data:`.tags.DP_METRICS`): the placement, and with
+    DP the settings Flower's wrapper ran with (``used``, its record in the ServerApp's state)
+    and the noise's standard deviation on the aggregate, ``z C / sampled clients``, what an
+    accountant composes ``dp_rounds`` times at sampling rate ``sampled / population``.
+
+    >>> dp_metrics("none", None, 2)
+    {'dp': 'none'}
+    >>> m = dp_metrics("client", {"clipping-norm": 0.5, "noise-multiplier": 1.0,
+    ...                           "sampled-clients": 2, "releases": 3}, 2)
+    >>> m["dp_noise_stddev"], m["dp_rounds"]
+    (0.25, 3)
+    """
+    if placement == "none" or used is None:
+        return {tags.DP_PLACEMENT: "none"}
+    norm, multiplier = float(used["clipping-norm"]), float(used["noise-multiplier"])
+    sampled = int(used["sampled-clients"])
+    return {tags.DP_PLACEMENT: placement, tags.DP_CLIPPING_NORM: norm,
+            tags.DP_NOISE_MULTIPLIER: multiplier,
+            tags.DP_NOISE_STDDEV: multiplier * norm / sampled,
+            tags.DP_ROUNDS: int(used["releases"]), tags.DP_SAMPLED_CLIENTS: sampled,
+            tags.DP_POPULATION: int(population)}

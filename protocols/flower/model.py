@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.nn import deterministic, require_torch
+from fedsec.errors import ValidationError
+from fedsec.nn import deterministic, require_torch, seeded_init
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,6 +29,38 @@ class Architecture:
     n_classes: int
 
 
+LAYERS = ("0.weight", "0.bias", "2.weight", "2.bias")
+"""The perceptron's weight names, in Flower's (the torch ``state_dict``) order."""
+
+
+def architecture_of(shapes: Mapping[str, tuple[int, ...]]) -> Architecture:
+    """The perceptron whose weights have these names and shapes (as a recorded global model
+    carries them), or ValidationError naming what does not fit.
+
+    >>> architecture_of({"0.weight": (32, 784), "0.bias": (32,), "2.weight": (10, 32),
+    ...                  "2.bias": (10,)})
+    Architecture(n_inputs=784, n_hidden=32, n_classes=10)
+    """
+    named = {name: tuple(int(d) for d in shape) for name, shape in shapes.items()}
+    if tuple(named) != LAYERS or len(named["0.weight"]) != 2 or len(named["2.weight"]) != 2:
+        raise ValidationError(f"Arrays {sorted(named)} are not the Flower FedAvg app's "
+                              f"perceptron, whose weights are {', '.join(LAYERS)}.")
+    (hidden, inputs), (classes, hidden_out) = named["0.weight"], named["2.weight"]
+    if named["0.bias"] != (hidden,) or named["2.bias"] != (classes,) or hidden_out != hidden:
+        raise ValidationError(f"Array shapes {named} do not fit a perceptron.")
+    return Architecture(n_inputs=inputs, n_hidden=hidden, n_classes=classes)
+
+
+def build(architecture: Architecture) -> Any:
+    """The untrained torch module of ``architecture`` (load weights with :func:`load`)."""
+    return _module(architecture)
+
+
+def load(module: Any, weights: Mapping[str, np.ndarray]) -> None:
+    """Put ``weights`` (by name) into ``module``, in its own dtype."""
+    _load(module, weights)
+
+
 def _module(architecture: Architecture) -> Any:
     torch = require_torch("The Flower FedAvg app")
     return torch.nn.Sequential(
@@ -37,7 +70,9 @@ def _module(architecture: Architecture) -> Any:
 
 def _load(module: Any, weights: Mapping[str, np.ndarray]) -> None:
     torch = require_torch("The Flower FedAvg app")
-    module.load_state_dict({k: torch.as_tensor(np.array(v)) for k, v in weights.items()})
+    dtype = next(module.parameters()).dtype
+    module.load_state_dict({k: torch.as_tensor(np.array(v), dtype=dtype)
+                            for k, v in weights.items()})
 
 
 def _weights(module: Any) -> dict[str, np.ndarray]:
@@ -46,9 +81,7 @@ def _weights(module: Any) -> dict[str, np.ndarray]:
 
 def initial_weights(architecture: Architecture, seed: int) -> dict[str, np.ndarray]:
     """Freshly initialised weights (PyTorch's default initialisation, seeded)."""
-    torch = require_torch("The Flower FedAvg app")
-    with deterministic(seed):
-        torch.manual_seed(seed)
+    with seeded_init(seed, "The Flower FedAvg app"):
         return _weights(_module(architecture))
 
 

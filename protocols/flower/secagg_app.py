@@ -64,13 +64,13 @@ def _client_class() -> type:
             X, y = app.client_shard(self.config, self.partition)
             expose_data(self.context, X, y)
             server_round = int(config["server-round"])
-            seed = torch_seed(generator(int(self.config[spool.SEED_KEY]),
-                                        f"flower/train/partition{self.partition}/"
-                                        f"round{server_round}"))
+            seed = torch_seed(generator(app.own_seed(self.context),
+                                        f"flower/train/round{server_round}"))
             weights, loss = train_locally(
                 app.architecture(self.config), dict(zip(self.names, parameters, strict=True)),
                 X, y, epochs=int(config[app.LOCAL_EPOCHS]),
-                batch_size=int(config[app.BATCH_SIZE]), lr=float(config[app.LR]), seed=seed)
+                batch_size=app.batch_of(int(config[app.BATCH_SIZE]), len(y)),
+                lr=float(config[app.LR]), seed=seed)
             return list(weights.values()), len(y), {"train-loss": loss}
 
         def evaluate(self, parameters: list[Any], config: dict[str, Any]) -> tuple[Any, ...]:

@@ -14,7 +14,8 @@ run:
 - ``data/<node id>.npz``: the rows and labels an app exposes (:func:`.client.expose_data`);
 - ``secrets/<node id>-round<r>.npz``: a client's own SecAgg+ secrets of round ``r``
   (:func:`.secagg.record_secagg_secrets`);
-- ``shards/<partition id>.npz``: what fedsec hands a shipped app's client to train on.
+- ``shards/<partition id>.npz``: what fedsec hands a shipped app's client to train on;
+- ``seeds/<partition id>.json``: that client's own seed (:func:`party_seed`).
 
 The spool's path reaches the client processes in the run config (:data:`SPOOL_KEY`); a
 ClientApp run without fedsec has none, and the mods then only pass messages through. Files
@@ -32,19 +33,54 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.seeding import generator
+
 SPOOL_KEY = "fedsec-spool"
 """Run-config key: the spool folder (absent: the app runs without fedsec, nothing is kept)."""
 SEED_KEY = "fedsec-seed"
-"""Run-config key: the run's root seed, for apps that seed their clients from it."""
+"""Run-config key: the ServerApp's own seed (:func:`party_seed` of ``server``). Every process
+of the run reads the run config, so it carries nothing a client keeps secret: each client's
+seed is in the spool, where only that client looks (:data:`SEEDS`,
+:func:`fedsec.protocols.flower.client.client_seed`)."""
 CLIENTS, TRUTH, DATA, SHARDS, SECRETS = "clients", "truth", "data", "shards", "secrets"
+SEEDS = "seeds"
+"""Spool folder: ``<partition>.json``, the seed of the client of that partition."""
 
 
 def make_spool() -> Path:
     """A new, private spool folder (the caller removes it)."""
     root = Path(tempfile.mkdtemp(prefix="fedsec-flower-"))
-    for sub in (CLIENTS, TRUTH, DATA, SHARDS, SECRETS):
+    for sub in (CLIENTS, TRUTH, DATA, SHARDS, SECRETS, SEEDS):
         (root / sub).mkdir()
     return root
+
+
+def party_seed(secret_seed: int, party: str) -> int:
+    """A party's own seed of a Flower run (63 bits), from the run's secret seed: the ServerApp's
+    (``server``) or a client's (its party name).
+
+    Examples
+    --------
+    >>> party_seed(7, "server") == party_seed(7, "server") != party_seed(7, "client0")
+    True
+    """
+    return int(generator(secret_seed, f"flower/party/{party}").integers(0, 2**63 - 1))
+
+
+def save_seed(where: Path, partition: int, seed: int) -> None:
+    """Hand the client of ``partition`` its seed (owner-only, in the spool)."""
+    fd = os.open(where / SEEDS / f"{int(partition)}.json",
+                 os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump({"seed": str(int(seed))}, handle)
+
+
+def load_seed(where: Path, partition: int) -> int | None:
+    """The seed fedsec handed the client of ``partition``; None without one."""
+    path = where / SEEDS / f"{int(partition)}.json"
+    if not path.is_file():
+        return None
+    return int(json.loads(path.read_text())["seed"])
 
 
 def spool_of(run_config: Mapping[str, Any]) -> Path | None:

@@ -115,6 +115,30 @@ INDEX = "index"
 NODES = "flower_nodes"
 """Result/outcome key: party name → Flower node id and partition id."""
 
+# -- run metrics: the differential privacy a run used (``result.json``) -------------------------
+DP_PLACEMENT = "dp"
+"""Where Flower's fixed-clipping DP ran: ``none``, ``client`` (``fixedclipping_mod`` clips each
+update before it is sent) or ``server`` (the server clips what it received)."""
+DP_CLIPPING_NORM = "dp_clipping_norm"
+"""The L2 norm every client's update was clipped to (over all its arrays)."""
+DP_NOISE_MULTIPLIER = "dp_noise_multiplier"
+"""Flower's noise multiplier z: the aggregate gets Gaussian noise of standard deviation
+``z x clipping norm / sampled clients`` per weight."""
+DP_NOISE_STDDEV = "dp_noise_stddev"
+"""That standard deviation, as Flower computed it."""
+DP_ROUNDS = "dp_rounds"
+"""Noised aggregates released (one per round that aggregated): the accountant's compositions."""
+DP_SAMPLED_CLIENTS = "dp_sampled_clients"
+"""Clients sampled each round (every client: the sampling rate is 1)."""
+DP_POPULATION = "dp_population"
+"""Clients in the federation."""
+DP_METRICS = (DP_CLIPPING_NORM, DP_NOISE_MULTIPLIER, DP_NOISE_STDDEV, DP_ROUNDS,
+              DP_SAMPLED_CLIENTS, DP_POPULATION)
+"""The numeric DP metrics a run with DP records beside :data:`DP_PLACEMENT`."""
+CLIPPING_NORM_ENTRY = "clipping_norm"
+"""The ConfigRecord entry in which Flower's client-side DP wrapper sends the clipping norm
+(``flwr``'s ``KEY_CLIPPING_NORM``)."""
+
 # -- private holdings (ground truth, ``party/NAME/value/...``) --------------------------------
 UPDATE = "update"
 """``update/round<r>``: a client's plaintext update of round ``r`` as the truth mod saw it

@@ -41,6 +41,7 @@ protocols = ["fedcg-naive", "fedcg-secure"]
 dataset = "iris"
 partition = "hybrid:cohorts=2,groups=2,centres=per-cohort"
 backends = ["plain", "noise"]
+secret_seed = 0
 
 [sweep]
 n_landmarks = [5]

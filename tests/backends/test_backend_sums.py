@@ -16,9 +16,12 @@ from fedsec.views import build_view
 FAST_PAILLIER = {"key_bits": 1024, "insecure_test_keys": True}
 BACKENDS = [("plain", {}, 1e-12), ("noise", {}, 1e-9), ("paillier", FAST_PAILLIER, 1e-9),
             ("ckks", {}, 1e-6)]
+#: The same at scale; Paillier's 10,000 encryptions take 12 s, so they run with the slow tests.
+AT_SCALE = [pytest.param(*b, marks=pytest.mark.slow) if b[0] == "paillier" else b
+            for b in BACKENDS]
 
 
-@pytest.mark.parametrize(("name", "params", "rtol"), BACKENDS)
+@pytest.mark.parametrize(("name", "params", "rtol"), AT_SCALE)
 def test_secure_sum_of_ten_10000_float_vectors(federation_factory, name, params, rtol) -> None:
     federation = federation_factory(10)
     rng = np.random.default_rng(7)

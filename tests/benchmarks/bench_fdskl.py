@@ -120,7 +120,7 @@ def exact_errors(train: Dataset, test: Dataset, width: float) -> dict[str, float
 
 def accuracy(args: argparse.Namespace) -> None:
     result = run(RunConfig(protocol="fdskl", dataset="breast_cancer",
-                           partition="vertical:parties=4", seed=args.seed))
+                           partition="vertical:parties=4", seed=args.seed, secret_seed=args.seed))
     train, test = split(load("breast_cancer"), args.seed)
     fed = result.outcome.metrics["test_error"]
     print(f"breast_cancer (seed {args.seed}, {result.outcome.metrics['n_iterations']} "
@@ -146,7 +146,7 @@ def curve(args: argparse.Namespace) -> None:
     from fedsec.attacks.linear_systems import solve_rows, solve_shared
 
     for offsets in ("per-feature", "fresh"):
-        result = run(RunConfig(protocol="fdskl", dataset="breast_cancer",
+        result = run(RunConfig(secret_seed=0, protocol="fdskl", dataset="breast_cancer",
                                params={"n_iterations": args.iterations, "offsets": offsets}))
         for threat in ("party1", "party2"):
             view = build_view(result.transcript, threat, result.private)

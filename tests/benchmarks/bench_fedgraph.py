@@ -27,7 +27,7 @@ WHOLE = """
 import json, resource, sys, time
 from fedsec.runner import RunConfig, run
 started = time.perf_counter()
-result = run(RunConfig(protocol="fedgraph", dataset=sys.argv[1], reference=False,
+result = run(RunConfig(secret_seed=0, protocol="fedgraph", dataset=sys.argv[1], reference=False,
                        partition=f"random:parties={sys.argv[2]},features=0.1",
                        params={"compare": False}))
 wall = time.perf_counter() - started

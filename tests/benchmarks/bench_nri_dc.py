@@ -34,7 +34,8 @@ CALLS = {
 
 
 def pima_anchor_images(seed: int) -> list[np.ndarray]:
-    result = run(RunConfig(protocol="nri-dc", dataset="pima", seed=seed, scaling="standard",
+    result = run(RunConfig(protocol="nri-dc", dataset="pima", seed=seed,
+                           secret_seed=seed, scaling="standard",
                            partition="horizontal:parties=13,size=50", test_size=0.1302,
                            reference=False))
     return [np.asarray(m.payload) for m in result.transcript.messages
@@ -75,7 +76,7 @@ def main() -> None:
     images = [pima_anchor_images(seed) for seed in range(args.seeds)]
     report(f"Pima, 13 workers, anchor 2000 x 8, m_tilde 6 (median over {args.seeds} runs x "
            f"{args.repeat} calls)", timings(images, args.repeat))
-    config = RunConfig(protocol="nri-dc", dataset="pima", scaling="standard",
+    config = RunConfig(secret_seed=0, protocol="nri-dc", dataset="pima", scaling="standard",
                        partition="horizontal:parties=13,size=50", test_size=0.1302)
     run(config)
     start = time.perf_counter()

@@ -72,7 +72,7 @@ def attack_path(rows: int) -> None:
     from fedsec.views import build_view
 
     samples = int(np.ceil(rows / 0.75))  # the runner keeps 75% for training
-    result = run_protocol(RunConfig(
+    result = run_protocol(RunConfig(secret_seed=0,
         protocol="fedcg-naive", dataset=f"classification:n_samples={samples},n_features=6",
         partition="hybrid:cohorts=1,groups=1", reference=False,
         params={"landmark_method": "U", "n_landmarks": M}))

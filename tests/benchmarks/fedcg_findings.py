@@ -54,6 +54,7 @@ def main() -> None:
     print("|---|---|---|---|---:|---:|---:|---:|")
     for protocol, defenses, params, adversary, attack, scorer in CASES:
         result = run(RunConfig(protocol=protocol, dataset=args.dataset, seed=args.seed,
+                               secret_seed=args.seed,
                                partition=args.partition, defenses=defenses, params=params,
                                reference=False))
         view = build_view(result.transcript, adversary, result.private)

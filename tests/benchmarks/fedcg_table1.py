@@ -59,6 +59,7 @@ def paper_protocol(args: argparse.Namespace) -> None:
         acc: dict[str, list[float]] = {"cencg": [], "naive": []}
         for seed in range(args.seeds):
             result = run(RunConfig(protocol="fedcg-naive", dataset=name, seed=seed,
+                                   secret_seed=seed,
                                    split_seed=args.split_seed,
                                    partition=PARTITIONS.get(name),
                                    scaling="none" if name == "fedcg-toy" else "minmax"))
@@ -80,7 +81,7 @@ def over_splits(args: argparse.Namespace) -> None:
         gaps, epochs = [], []
         for seed in range(args.seeds):
             for protocol in ("fedcg-naive", "fedcg-secure"):
-                config = RunConfig(protocol=protocol, dataset=name, seed=seed,
+                config = RunConfig(protocol=protocol, dataset=name, seed=seed, secret_seed=seed,
                                    partition=PARTITIONS.get(name),
                                    scaling="none" if name == "fedcg-toy" else "minmax")
                 if protocol == "fedcg-secure":

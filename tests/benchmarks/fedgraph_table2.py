@@ -39,6 +39,7 @@ def main() -> None:
     started = time.perf_counter()
     for seed in range(args.seeds):
         result = run(RunConfig(protocol="fedgraph", dataset=args.dataset, seed=seed,
+                               secret_seed=seed,
                                partition=f"random:parties={args.parties},features=0.1"))
         metrics = dict(result.outcome.metrics)
         metrics["reference"] = result.record.centralized_metrics.get("accuracy", float("nan"))

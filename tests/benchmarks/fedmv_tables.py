@@ -39,20 +39,20 @@ def main() -> None:
     started = time.perf_counter()
     for seed in range(args.seeds):
         everything = run(RunConfig(protocol="v-fedmv", dataset=f"mfeat:views={args.views}",
-                                   seed=seed))
+                                   seed=seed, secret_seed=seed))
         assert everything.record.comparison.agrees, everything.record.comparison
         add(f"v-fedmv ({args.views})", everything.outcome.metrics)
         for pair in itertools.combinations(views, 2):
             result = run(RunConfig(protocol="mvl", dataset=f"mfeat:views={'+'.join(pair)}",
-                                   seed=seed, reference=False))
+                                   seed=seed, secret_seed=seed, reference=False))
             add(f"mvl ({'+'.join(pair)})", result.outcome.metrics)
         for view in views:
             result = run(RunConfig(protocol="single-view", dataset=f"mfeat:views={view}",
-                                   seed=seed, reference=False))
+                                   seed=seed, secret_seed=seed, reference=False))
             add(f"single-view ({view})", result.outcome.metrics)
         horizontal = run(RunConfig(protocol="h-fedmv", dataset=f"mfeat:views={args.views}",
                                    partition=f"horizontal:parties={args.clients}", seed=seed,
-                                   reference=False))
+                                   secret_seed=seed, reference=False))
         add(f"h-fedmv ({args.clients} clients)", horizontal.outcome.metrics)
         add("local MVL (mean over clients)", {
             "accuracy": horizontal.outcome.metrics["local_accuracy"],

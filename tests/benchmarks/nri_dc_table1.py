@@ -65,8 +65,8 @@ METHODS: dict[str, dict[str, Any]] = {
 
 def config(dataset: str, seed: int, model: str, *, reference: bool = True,
            **params: Any) -> RunConfig:
-    return RunConfig(protocol="nri-dc", dataset=dataset, seed=seed, scaling="standard",
-                     params={"model": model, **params}, reference=reference,
+    return RunConfig(protocol="nri-dc", dataset=dataset, seed=seed, secret_seed=seed,
+                     scaling="standard", params={"model": model, **params}, reference=reference,
                      **SETTINGS[dataset])
 
 

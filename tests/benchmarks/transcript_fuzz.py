@@ -44,11 +44,11 @@ from fedsec.transcript.damage import MUTATIONS, mutate
 OUTCOMES = ("detected", "harmless", "undetected", "crashed", "hung", "disagreed")
 TIMEOUT = 10.0
 CONFIGS = [
-    RunConfig(protocol="fedcg-naive", params={"n_landmarks": 4}),
-    RunConfig(protocol="fedcg-secure", backend="noise", params={"n_landmarks": 4}),
-    RunConfig(protocol="fdskl", params={"n_iterations": 20}),
-    RunConfig(protocol="nri-dc"),
-    RunConfig(protocol="h-fedmv", backend="paillier", params={"rounds": 1}),
+    RunConfig(secret_seed=0, protocol="fedcg-naive", params={"n_landmarks": 4}),
+    RunConfig(secret_seed=0, protocol="fedcg-secure", backend="noise", params={"n_landmarks": 4}),
+    RunConfig(secret_seed=0, protocol="fdskl", params={"n_iterations": 20}),
+    RunConfig(secret_seed=0, protocol="nri-dc"),
+    RunConfig(secret_seed=0, protocol="h-fedmv", backend="paillier", params={"rounds": 1}),
 ]
 
 WORKER = r"""

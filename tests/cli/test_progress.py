@@ -92,7 +92,7 @@ def test_a_message_on_a_terminal_goes_above_the_bar() -> None:
 
 
 def test_progress_changes_neither_the_transcript_nor_the_result() -> None:
-    config = RunConfig(protocol="fedcg-naive", dataset="iris", seed=2)
+    config = RunConfig(protocol="fedcg-naive", dataset="iris", seed=2, secret_seed=2)
     updates: list[Progress] = []
     quiet, followed = run(config), run(config, on_progress=updates.append)
     assert quiet.transcript.footer["head"] == followed.transcript.footer["head"]

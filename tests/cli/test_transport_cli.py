@@ -23,7 +23,7 @@ def test_fedcg_over_tcp_gives_the_in_process_digest_chain(tmp_path: Path) -> Non
     for transport in ("inproc", "tcp"):
         out = tmp_path / transport
         proc = fedsec("run", "fedcg-secure", "--dataset", "iris", "--transport", transport,
-                      "--out", str(out))
+                      "--secret-seed", "12", "--out", str(out))
         assert proc.returncode == 0, proc.stderr
         transcript = read_transcript(out / "transcript.arrow")
         assert transcript.verify().ok

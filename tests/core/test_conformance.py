@@ -21,6 +21,10 @@ QUICK: dict[str, dict[str, Any]] = {
     "s-fedmv": {"dataset": "keystrokes:participants=2,sessions=8,min_presses=4,max_presses=8",
                 "params": {"fedavg_rounds": 2, "local_epochs": 1, "hidden": 4, "rounds": 2,
                            "local_baselines": False, "optimizer": "sgd"}},
+    # a user's Flower app is named by its folder: the test fixture's numpy FedAvg app
+    "flower-app": {"params": {"app": str(Path(__file__).parents[1] / "protocols" / "flower"
+                                         / "numpy_app")}},
+    "fdskl": {"params": {"n_iterations": 300}},
     "fedgraph": {"partition": "random:parties=3,features=0.1",
                  "params": {"hidden": 32, "layers": 2, "epochs": 2, "gcn_epochs": 2,
                             "score_steps": 5, "compare": False, "redraws": 2}},
@@ -39,8 +43,14 @@ SMALL_BUDGET: dict[str, dict[str, Any]] = {
 #: starts Ray; tests/protocols/flower checks its transcript, count, aggregate and read-out.
 ELSEWHERE: dict[str, str] = {
     "flower-fedavg": "tests/protocols/flower (a Flower run is not bit-reproducible)",
+    "flower-app": "tests/protocols/flower (it runs a user's app folder, named by app=)",
     "flower-update-readout": "tests/protocols/flower (it reads only Flower runs)",
     "flower-secagg-coalition": "tests/protocols/flower (it reads only Flower SecAgg+ runs)",
+    "flower-gradient-inversion": "tests/protocols/flower (it reads only Flower FedSGD runs)",
+}
+#: Runs an attack needs beyond QUICK: the canaries canary-guess reads.
+ATTACK_RUNS: dict[str, dict[str, dict[str, Any]]] = {
+    "canary-guess": {"secure-sum": {"dataset": "iris", "params": {"canaries": 20}}},
 }
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}
@@ -75,7 +85,8 @@ def test_backend_conformance(name: str) -> None:
 def test_attack_conformance(name: str) -> None:
     if name in ELSEWHERE:
         pytest.skip(f"checked in {ELSEWHERE[name]}")
-    testing.check_attack(registry.get("attack", name), runs=QUICK,
+    testing.check_attack(registry.get("attack", name),
+                         runs={**QUICK, **ATTACK_RUNS.get(name, {})},
                          knowledge=known_records if name in NEEDS_RECORDS else None,
                          params=SMALL_BUDGET.get(name))
 
@@ -93,9 +104,9 @@ def test_scorer_conformance(name: str) -> None:
 def test_same_seed_same_transcript_different_seed_differs() -> None:
     from fedsec.runner import RunConfig, run
 
-    a = run(RunConfig(protocol="secure-sum", seed=5))
-    b = run(RunConfig(protocol="secure-sum", seed=5))
-    c = run(RunConfig(protocol="secure-sum", seed=6))
+    a = run(RunConfig(protocol="secure-sum", seed=5, secret_seed=11))
+    b = run(RunConfig(protocol="secure-sum", seed=5, secret_seed=11))
+    c = run(RunConfig(protocol="secure-sum", seed=6, secret_seed=11))
     testing.assert_same_transcript(a.transcript, b.transcript)
     assert a.transcript.footer["head"] != c.transcript.footer["head"]
 

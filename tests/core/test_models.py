@@ -36,7 +36,7 @@ TINY: dict[str, dict[str, Any]] = {
 
 
 def _run(name: str) -> tuple[RunResult, Any]:
-    config = RunConfig(protocol=name, seed=3, **TINY[name])
+    config = RunConfig(protocol=name, seed=3, secret_seed=3, **TINY[name])
     return run(config), data_split(config).test
 
 
@@ -101,6 +101,6 @@ def test_a_model_refuses_rows_of_the_wrong_width() -> None:
 
 def test_the_model_is_not_in_the_transcript() -> None:
     a, _ = _run("fedcg-naive")
-    b = run(RunConfig(protocol="fedcg-naive", seed=3, **TINY["fedcg-naive"]))
+    b = run(RunConfig(protocol="fedcg-naive", seed=3, secret_seed=3, **TINY["fedcg-naive"]))
     assert a.transcript.footer["head"] == b.transcript.footer["head"]
     assert "model" not in a.record.to_json()

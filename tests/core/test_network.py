@@ -21,7 +21,7 @@ def make_federation(seed: int = 0) -> Federation:
     network = Network(TranscriptWriter({"parties": ROLES}), ROLES)
     parties = {n: Party(name=n, role=r, shard=None, rng=generator(seed, n), keys=KeyStore(n))
                for n, r in ROLES.items()}
-    return Federation(parties=parties, network=network, seed=seed)
+    return Federation(parties=parties, network=network, seed=seed, secret_seed=seed)
 
 
 def test_send_broadcast_gather_record_one_message_per_link() -> None:

@@ -47,7 +47,7 @@ def test_the_plan_builds_what_the_run_uses() -> None:
 
 
 def test_execute_of_a_plan_is_the_run(tmp_path: Path) -> None:
-    config = RunConfig(protocol="secure-sum", dataset="iris", seed=4)
+    config = RunConfig(protocol="secure-sum", dataset="iris", seed=4, secret_seed=4)
     planned = execute(plan(config), tmp_path)
     direct = run(config)
     assert planned.transcript.footer == direct.transcript.footer

@@ -12,7 +12,7 @@ from fedsec.threads import ENVIRONMENT_VARIABLE, limited_threads, thread_limit
 
 CONFIG = RunConfig(protocol="fedcg-naive", dataset="iris",
                    partition="hybrid:cohorts=2,groups=2,centres=per-cohort",
-                   params={"n_landmarks": 5}, seed=3)
+                   params={"n_landmarks": 5}, seed=3, secret_seed=3)
 
 
 def threads() -> list[int]:

@@ -64,10 +64,10 @@ def test_threat_model_errors(transcript) -> None:
     assert str(ThreatModel.parse("eavesdropper:a<->b")) == "eavesdropper:a->b,b->a"
 
 
-def test_no_view_holds_the_runs_seed_only_a_commitment_to_it() -> None:
-    """The seed every party's secret derives from (the gaussian-noise defence's noise, the
-    clients' shared seed, simulation keys) is the auditor's: an attack reading the header
-    finds a commitment, not the seed; one seed still gives one transcript."""
+def test_no_view_holds_the_runs_secret_seed_only_a_commitment_to_it() -> None:
+    """The secret seed every party's secret derives from (the gaussian-noise defence's noise,
+    the clients' shared seed, simulation keys) is the auditor's: an attack reading the header
+    finds a keyed commitment, not the seed; the same seeds still give one transcript."""
     import json as _json
     import secrets
 
@@ -75,14 +75,14 @@ def test_no_view_holds_the_runs_seed_only_a_commitment_to_it() -> None:
     from fedsec.seeding import seed_commitment
     from fedsec.views import build_view
 
-    seed = secrets.randbits(128)
-    config = RunConfig(protocol="secure-sum", backend="noise", seed=seed, reference=False,
-                       defenses=[("gaussian-noise", {"sigma": 1.0})])
+    secret = secrets.randbits(128)
+    config = RunConfig(protocol="secure-sum", backend="noise", seed=3, secret_seed=secret,
+                       reference=False, defenses=[("gaussian-noise", {"sigma": 1.0})])
     result = run(config)
     for threat in ("aggregator", "party1", "eavesdropper:party1->aggregator"):
         view = build_view(result.transcript, threat, result.private)
         text = _json.dumps(dict(view.header)) + " ".join(m.meta_json for m in view.messages)
-        assert str(seed) not in text and hex(seed)[2:] not in text
-        assert view.header["seed_commitment"] == seed_commitment(seed)
+        assert str(secret) not in text and hex(secret)[2:] not in text
+        assert view.header["seed_commitment"] == seed_commitment(3, secret)
     again = run(config)
     assert again.transcript.footer == result.transcript.footer

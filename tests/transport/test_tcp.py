@@ -38,7 +38,7 @@ def _gone(pid: int) -> bool:
 ])
 def test_the_same_seed_gives_the_same_transcript_as_in_one_process(
         protocol: str, dataset: str) -> None:
-    config = RunConfig(protocol=protocol, dataset=dataset, seed=4, reference=False)
+    config = RunConfig(protocol=protocol, dataset=dataset, seed=4, secret_seed=41, reference=False)
     transport = TcpTransport(timeout=30)
     over_tcp = run(config, transport=transport)
     in_process = run(config)
@@ -128,7 +128,8 @@ def _scan(ports: dict[str, int], silent: list[socket.socket]) -> None:
 
 
 def test_a_scan_of_every_listener_during_a_run_does_not_harm_it() -> None:
-    config = RunConfig(protocol="fedcg-secure", dataset="iris", seed=2, reference=False)
+    config = RunConfig(protocol="fedcg-secure", dataset="iris", seed=2, secret_seed=13,
+                       reference=False)
     silent: list[socket.socket] = []
 
     def scan(transport: TcpTransport, n: int) -> None:
@@ -152,3 +153,30 @@ def test_a_scan_of_every_listener_during_a_run_does_not_harm_it() -> None:
     n_parties = len(transport.ports)
     assert described["connections_dropped"] >= 2 * 5 * n_parties - n_parties
     assert all(_gone(pid) for pid in transport.pids.values())
+
+
+def test_a_flood_of_silent_strangers_delays_the_peers_but_never_fails_the_run() -> None:
+    """More silent connections on every listener than it greets at once: the peers' first
+    attempts are closed, they try again once the strangers are dropped, and the run ends
+    with the transcript it would have had."""
+    from fedsec.transport.party import MAX_GREETINGS
+
+    config = RunConfig(protocol="secure-sum", dataset="iris", secret_seed=5, reference=False)
+    silent: list[socket.socket] = []
+
+    def flood(transport: TcpTransport, n: int) -> None:
+        if n == 1:
+            for port in transport.ports.values():
+                silent.extend(socket.create_connection(("127.0.0.1", port))
+                              for _ in range(MAX_GREETINGS + 8))
+
+    transport = TcpTransport(timeout=30, handshake_timeout=1.0, on_delivered=flood)
+    try:
+        over_tcp = run(config, transport=transport)
+    finally:
+        for sock in silent:
+            sock.close()
+    assert_same_transcript(over_tcp.transcript, run(config).transcript)
+    described = over_tcp.record.transport
+    assert described is not None
+    assert described["connections_dropped"] >= len(silent)

@@ -23,7 +23,7 @@ def fedcg(protocol: str = "fedcg-naive", **params):
     defenses = params.pop("defenses", [])
     backend = params.pop("backend", "plain")
     return run(RunConfig(protocol=protocol, dataset="iris", partition=HYBRID, params=params,
-                         defenses=defenses, backend=backend))
+                         defenses=defenses, backend=backend, secret_seed=0))
 
 
 def test_server_with_the_seed_recovers_every_cell_from_naive_blocks() -> None:

@@ -19,7 +19,7 @@ from fedsec.testing import check_protocol
 def fdskl(partition: str = "vertical:parties=4", **params):
     params.setdefault("n_iterations", 300)
     return run(RunConfig(protocol="fdskl", dataset="breast_cancer", partition=partition,
-                         params=params))
+                         secret_seed=0, params=params))
 
 
 def gap(result) -> float:
@@ -121,7 +121,7 @@ def test_agreement_allows_what_dsg_s_own_rounding_moves_and_not_a_changed_predic
     # A long smooth-hinge run: rounding alone moves the centralized DSG by about 3e-4, so a
     # federated alpha 1e-5 away agrees; the predicted classes must be the same exactly.
     result = run(RunConfig(protocol="fdskl", dataset="breast_cancer",
-                           partition="vertical:parties=4",
+                           partition="vertical:parties=4", secret_seed=0,
                            params={"n_iterations": 20000, "loss": "smooth-hinge",
                                    "regularization": 1e-5, "step": 0.5}))
     comparison = result.record.comparison

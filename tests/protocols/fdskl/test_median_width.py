@@ -39,7 +39,7 @@ def test_the_pairs_come_from_the_run_seed_and_are_distinct() -> None:
 @pytest.mark.parametrize("offsets", ["per-feature", "none"])
 def test_fdskl_s_median_width_equals_dsg_s_and_hides_partials(offsets: str) -> None:
     result = run(RunConfig(protocol="fdskl", dataset="breast_cancer",
-                           partition="vertical:parties=4",
+                           partition="vertical:parties=4", secret_seed=0,
                            params={"n_iterations": 100, "width_rule": "median",
                                    "width_pairs": 300, "offsets": offsets}))
     width = result.outcome.metrics["kernel_width"]

@@ -84,7 +84,7 @@ def test_fedavg_weights_clients_by_rows_and_one_seed_one_transcript(toy: str) ->
     from fedsec.runner import run
     from fedsec.testing import assert_same_transcript
 
-    config = RunConfig(protocol="s-fedmv", dataset=toy, params=SMALL,
+    config = RunConfig(protocol="s-fedmv", dataset=toy, params=SMALL, secret_seed=0,
                        partition="horizontal:parties=2,size=25")
     first, second = run(config), run(config)
     assert_same_transcript(first.transcript, second.transcript)

@@ -34,7 +34,7 @@ SECAGG = {"secagg": True, "secagg_threshold": 2}
 @pytest.fixture(scope="module")
 def secagg_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunResult, Path]:
     out = tmp_path_factory.mktemp("flower-secagg") / "run"
-    result = run(RunConfig(protocol="flower-fedavg", seed=3, reference=False,
+    result = run(RunConfig(protocol="flower-fedavg", seed=3, secret_seed=3, reference=False,
                            partition=PARTITION, params=SECAGG), out)
     return result, out
 

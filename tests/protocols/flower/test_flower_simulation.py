@@ -48,7 +48,7 @@ def _ray_processes() -> set[int]:
 def flower_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunResult, Path, set[int]]:
     out = tmp_path_factory.mktemp("flower") / "run"
     before = _ray_processes()
-    result = run(RunConfig(protocol="flower-fedavg", seed=3, reference=False), out)
+    result = run(RunConfig(protocol="flower-fedavg", seed=3, secret_seed=3, reference=False), out)
     return result, out, before
 
 

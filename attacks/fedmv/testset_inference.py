@@ -60,7 +60,6 @@ class TestInference(Attack):
         return reason or KnownRecordAlignment(records=self.params.records).not_applicable(view)
 
     def run(self, view: View) -> Reconstruction:
-        self.check(view)
         aligned = KnownRecordAlignment(records=self.params.records).run(view)
         training = estimates_by_round(view, tags.VIEW_ESTIMATE)
         testing = estimates_by_round(view, tags.TEST_ESTIMATE)

@@ -1,0 +1,1 @@
+"""A tiny numpy-only Flower app: FedAvg of a least-squares model on synthetic data."""
