@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -77,6 +78,9 @@ class Federation:
         self.secret_seed = secret_seed
         self.partition = partition
         self.test = test
+        self.log_folder: Path | None = None
+        """Where a protocol that runs processes of its own keeps their logs (``OUT/parties``
+        when the run writes to a folder; None in memory)."""
         self.progress: Callable[[str], None] | None = None
         self.on_progress: ProgressHook | None = None
         self._last_report = 0.0

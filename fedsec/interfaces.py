@@ -104,6 +104,13 @@ class Protocol(Component, ABC):
         values known exactly (0) or as stable as the reference's own conditioning allows."""
         return {}
 
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """The noise this protocol's own settings add (a framework's built-in differential
+        privacy, say), as an accountant reads it beside the defences'
+        (:class:`~fedsec.privacy.mechanism.Mechanism`); none by default. Declared from the
+        parameters alone: a run's record rebuilds the protocol from them to account it."""
+        return ()
+
     @abstractmethod
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:

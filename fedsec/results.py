@@ -35,27 +35,48 @@ class ValueComparison:
     shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None
     rtol: float | None = None
     """This value's own tolerance, when it is not the comparison's."""
+    claimed: bool = True
+    """Whether a finite tolerance applied: under an infinite one ``agrees`` holds whatever
+    the difference, and the JSON says ``"agrees": null``."""
 
     def to_json(self) -> dict[str, Any]:
         own = {} if self.rtol is None else {"rtol": self.rtol}
+        agrees = self.agrees if self.claimed else None
         if self.shapes is not None:
             return {"shape_federated": list(self.shapes[0]),
-                    "shape_centralized": list(self.shapes[1]), "agrees": self.agrees, **own}
+                    "shape_centralized": list(self.shapes[1]), "agrees": agrees, **own}
         return {"max_abs_diff": self.max_abs_diff, "max_rel_diff": self.max_rel_diff,
-                "agrees": self.agrees, **own}
+                "agrees": agrees, **own}
 
 
 @dataclass(frozen=True, kw_only=True)
 class Comparison:
-    """The federated result against the centralized reference, value by value."""
+    """The federated result against the centralized reference, value by value.
+
+    A protocol that claims no equivalence (``agreement_rtol`` infinite: FedAvg'd models,
+    FedGraph's GCN) or a run without a reference claims no agreement: :attr:`claimed` is
+    false and ``result.json`` writes ``"agrees": null`` beside ``"claimed": false``, so a
+    check on the field cannot pass on a comparison that was never made.
+    """
 
     rtol: float
     values: Mapping[str, ValueComparison]
 
     @property
+    def claimed(self) -> bool:
+        """Whether some value was compared against a finite tolerance."""
+        return any(v.claimed for v in self.values.values())
+
+    @property
     def agrees(self) -> bool:
-        """Every shared value within ``rtol`` (true when there is nothing to compare)."""
+        """No value outside its tolerance (true when there is nothing to compare, or no
+        agreement is claimed: read :attr:`verdict` where that difference matters)."""
         return all(v.agrees for v in self.values.values())
+
+    @property
+    def verdict(self) -> bool | None:
+        """:attr:`agrees` where agreement is :attr:`claimed`, otherwise None."""
+        return self.agrees if self.claimed else None
 
     @property
     def worst(self) -> float:
@@ -65,7 +86,7 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         return {"rtol": self.rtol, "values": {k: v.to_json() for k, v in self.values.items()},
-                "agrees": self.agrees}
+                "agrees": self.verdict, "claimed": self.claimed}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +150,9 @@ class RunRecord:
     transport: Mapping[str, Any] | None = None
     """What crossed the sockets between party processes (``--transport tcp``); None when
     the parties shared one process."""
+    warnings: tuple[str, ...] = ()
+    """What the run's numbers do not show by themselves: each a sentence naming the problem
+    and what to try (:func:`quality_warnings`)."""
     schema_version: str = RESULT_SCHEMA_VERSION
 
     @property
@@ -169,7 +193,7 @@ class RunRecord:
             "comparison": self.comparison.to_json(), "privacy": self.privacy,
             "cost": dict(self.cost),
             "transcript": asdict(self.transcript), "private_store": self.private_store,
-            "command": self.command,
+            "command": self.command, "warnings": list(self.warnings),
         }
         if self.transport is not None:
             out["transport"] = dict(self.transport)
@@ -213,21 +237,85 @@ def compare(federated: Mapping[str, np.ndarray], centralized: Mapping[str, np.nd
     >>> compare({"s": np.array([1.0])}, {"s": np.array([1.1])}, rtol=1e-9,
     ...         tolerances={"s": 0.2}).agrees
     True
+    >>> compare({"s": np.array([1.0])}, {"s": np.array([5.0])}, rtol=float("inf")).verdict
     """
     values: dict[str, ValueComparison] = {}
     for key in sorted(set(federated) & set(centralized)):
         a = np.asarray(federated[key], dtype=float)
         b = np.asarray(centralized[key], dtype=float)
+        own = (tolerances or {}).get(key)
+        tolerance = rtol if own is None else own
+        claimed = bool(np.isfinite(tolerance))
         if a.shape != b.shape:
-            values[key] = ValueComparison(agrees=False, shapes=(a.shape, b.shape))
+            values[key] = ValueComparison(agrees=False, shapes=(a.shape, b.shape), rtol=own,
+                                          claimed=claimed)
             continue
         diff = float(np.max(np.abs(a - b))) if a.size else 0.0
         scale = float(np.max(np.abs(b))) if b.size else 0.0
         rel = diff / scale if scale > 0 else diff
-        own = (tolerances or {}).get(key)
-        values[key] = ValueComparison(agrees=rel <= (rtol if own is None else own),
-                                      max_abs_diff=diff, max_rel_diff=rel, rtol=own)
+        values[key] = ValueComparison(agrees=rel <= tolerance, max_abs_diff=diff,
+                                      max_rel_diff=rel, rtol=own, claimed=claimed)
     return Comparison(rtol=rtol, values=values)
+
+
+def majority_rate(y: np.ndarray) -> tuple[int, float]:
+    """The most frequent class code of ``y`` and its share: the accuracy of always
+    predicting it (ties go to the smaller code).
+
+    Examples
+    --------
+    >>> majority_rate(np.array([0, 1, 1, 2]))
+    (1, 0.5)
+    """
+    codes = np.asarray(y, dtype=np.int64)
+    if codes.size == 0:
+        raise ValueError("majority_rate needs at least one label.")
+    counts = np.bincount(codes)
+    top = int(np.argmax(counts))
+    return top, float(counts[top] / codes.size)
+
+
+def quality_warnings(federated: Mapping[str, Any], centralized: Mapping[str, Any],
+                     y_test: np.ndarray, *, task: str, protocol: str,
+                     class_names: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Warnings about a classifier's federated test accuracy (none for regression or when
+    the protocol reports no ``accuracy``): below the test set's majority-class rate, the
+    model does worse than always answering the most frequent class, which usually means
+    the training diverged or stopped far from a solution, not that the federation costs
+    that much.
+
+    Examples
+    --------
+    >>> quality_warnings({"accuracy": 0.9}, {}, np.array([0, 1, 1]), task="binary",
+    ...                  protocol="p")
+    ()
+    >>> len(quality_warnings({"accuracy": 0.5}, {}, np.array([0, 1, 1, 1]), task="binary",
+    ...                      protocol="p"))
+    1
+    """
+    if task == "regression" or not _number(federated.get("accuracy")) or np.size(y_test) == 0:
+        return ()
+    accuracy = float(federated["accuracy"])
+    top, rate = majority_rate(y_test)
+    if accuracy >= rate - 1e-12:
+        return ()
+    name = class_names[top] if top < len(class_names) else str(top)
+    reference = (float(centralized["accuracy"]) if _number(centralized.get("accuracy"))
+                 else None)
+    if reference is None:
+        where = "No centralized reference was computed to tell the two apart."
+    elif reference < rate - 1e-12:
+        where = (f"The centralized reference scores {reference:.3f}, below it too: "
+                 "the training settings fail, not the federation.")
+    else:
+        where = (f"The centralized reference scores {reference:.3f}: the federated "
+                 "training lost what the pooled one learned.")
+    return (f"The federated model's test accuracy {accuracy:.3f} is below the test "
+            f"set's majority-class rate {rate:.3f} (always answering class {name!r}): the "
+            "model does worse than a constant guess, so its accuracy and its gap to the "
+            f"reference say little about the protocol. {where} Try other training settings: a "
+            "smaller step size or learning rate, more iterations or epochs, another loss or "
+            f"regularization ('fedsec describe {protocol}' lists the parameters).",)
 
 
 def versions() -> dict[str, str]:

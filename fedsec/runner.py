@@ -28,6 +28,7 @@ from fedsec.results import (
     RunResult,
     TranscriptSummary,
     compare,
+    quality_warnings,
     versions,
     write_json,
 )
@@ -125,6 +126,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
                                            secret_seed=secret_seed, network=network, test=test)
     federation.progress = progress
     federation.on_progress = on_progress
+    federation.log_folder = None if out is None else out / LOG_FOLDER
     say(f"running {protocol.name} among {len(partition.parties)} parties with {backend.name}")
     started = time.perf_counter()  # the protocol's own time: data loading and imports excluded
     try:
@@ -171,6 +173,8 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
                                      head=transcript.footer["head"]),
         private_store=PRIVATE_FILE, command=_command_line(),
         transport=None if transport is None else transport.describe(),
+        warnings=quality_warnings(outcome.metrics, reference.metrics, test.y, task=test.task,
+                                  protocol=protocol.name, class_names=test.class_names),
     )
     if out is not None:
         say(f"writing {out}")

@@ -41,6 +41,27 @@ def test_no_source_module_is_named_like_a_test() -> None:
     assert named == []
 
 
+def test_a_second_checkout_imports_its_own_plugins(tmp_path: Path) -> None:
+    """With the editable install made from this tree, a copy run from its own folder imports
+    its own core and its own plug-ins, never this tree's."""
+    clone = tmp_path / "clone"
+    (clone / "fedsec").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    (clone / "fedsec" / "__init__.py").write_text((ROOT / "fedsec" / "__init__.py").read_text())
+    for folder in ("protocols", "attacks", "defenses"):
+        (clone / folder / "fedcg").mkdir(parents=True)
+        (clone / folder / "__init__.py").write_text("")
+        (clone / folder / "fedcg" / "__init__.py").write_text(f"WHERE = {folder!r}\n")
+    probe = ("import fedsec, fedsec.protocols.fedcg as p, fedsec.attacks.fedcg as a, "
+             "fedsec.defenses.fedcg as d; print(fedsec.__file__); print(p.__file__); "
+             "print(a.__file__); print(d.__file__)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=clone, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    paths = [Path(line).resolve() for line in done.stdout.split()]
+    assert all(path.is_relative_to(clone.resolve()) for path in paths), paths
+
+
 def test_mypy_checks_every_plugin_folder_under_its_installed_name() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     base = ROOT / config["mypy_path"]

@@ -93,7 +93,7 @@ def _run_cell(spec: AuditSpec, cell: Cell, *, command: str,
     return {**base, "status": "ok",
             "metrics": _jsonable(dict(record.federated_metrics)),
             "reference_metrics": _jsonable(dict(record.centralized_metrics)),
-            "agrees_with_reference": record.comparison.agrees,
+            "agrees_with_reference": record.comparison.verdict,  # None: none claimed
             "privacy": _jsonable(record.privacy),
             "cost": _jsonable(dict(record.total_cost)), "versions": dict(record.versions),
             "backend": dict(record.backend), "attacks": attacks,

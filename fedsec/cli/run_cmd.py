@@ -159,9 +159,10 @@ def handle(args: argparse.Namespace) -> int:
                             for k, v in values.items())
         print(f"  {side} metrics: {metrics or '-'}")
     gaps = ", ".join(f"{k} {v:+.4g}" for k, v in record.metric_gaps.items())
-    if math.isinf(comparison.rtol):  # the protocol claims no equivalence, only accuracy
-        print("  the federated model is not the centralized one (no agreement claimed); "
-              f"federated minus centralized: {gaps or '-'}")
+    if not comparison.claimed:  # result.json: "agrees": null, "claimed": false
+        what = ("the federated model is not the centralized one" if math.isinf(comparison.rtol)
+                else "nothing was compared with a centralized reference")
+        print(f"  {what} (no agreement claimed); federated minus centralized: {gaps or '-'}")
     else:
         verdict = "matches" if comparison.agrees else "DIFFERS FROM"
         own = {k: v.rtol for k, v in comparison.values.items() if v.rtol is not None}
@@ -177,6 +178,8 @@ def handle(args: argparse.Namespace) -> int:
     if record.backend.get("insecure_key_size"):
         print(f"  keys: {record.backend.get('params', {}).get('key_bits')}-bit, allowed for tests "
               "only (insecure_test_keys=true): insecure whatever their source")
+    for warning in record.warnings:
+        print(f"  WARNING: {warning}")
     logs = ", parties/" if record.transport is not None else ""
     print(f"  wrote {args.out}/transcript.arrow, result.json, private.npz{logs}")
     return 0

@@ -10,11 +10,15 @@ delegates to ``dp-accounting``): it needs no deep-learning framework, holds both
 PLD accountant (Koskela, Jälkö and Honkela 2020; Doroshenko et al. 2022) and RDP (Mironov
 2017) behind one event language, and is maintained by Google's differential privacy team.
 
-Delta defaults to :data:`DEFAULT_DELTA` (1e-5): the usual choice for record-level guarantees
-on datasets of 10^4 to 10^5 records (Abadi et al. 2016 on MNIST's 60,000), and far below
-1/n for the few to few hundred parties a party-level guarantee protects. The guarantee
-counts only each party's own noise, so it holds against every adversary, a coalition that
-reads a party's contribution in the clear included; masking backends add nothing to it.
+The mechanisms are the defences' (:meth:`fedsec.interfaces.Defense.mechanism`) and the
+protocol's own (:meth:`fedsec.interfaces.Protocol.mechanisms`: noise its settings add, such as
+Flower's DP wrappers). Delta defaults to :data:`DEFAULT_DELTA` (1e-5): the usual choice for
+record-level guarantees on datasets of 10^4 to 10^5 records (Abadi et al. 2016 on MNIST's
+60,000), and far below 1/n for the few to few hundred parties a party-level guarantee protects.
+Noise a party adds to its own values holds against every adversary, a coalition that reads a
+party's contribution in the clear included; noise an aggregator adds to the aggregate (central
+DP) protects what it releases, not the updates it received, so the guarantee does not hold
+against that party (the block's ``trusted``). Masking backends add nothing to it.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from fedsec.errors import ValidationError
 from fedsec.privacy.mechanism import Mechanism, backend_note
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fedsec.interfaces import Defense
+    from fedsec.interfaces import Defense, Protocol
 
 #: The delta epsilon is stated at, unless asked otherwise.
 DEFAULT_DELTA = 1e-5
@@ -59,7 +63,9 @@ def dp_event(mechanism: Mechanism) -> Any:
     """
     dpa = _library()
     if mechanism.noise_multiplier is None:
-        raise ValidationError(f"{mechanism.defense or 'The defence'} relies on no sensitivity "
+        who = mechanism.defense or (f"Protocol {mechanism.protocol!r}" if mechanism.protocol
+                                    else "The defence")
+        raise ValidationError(f"{who} relies on no sensitivity "
                               "bound, so its noise has no epsilon: set a clipping norm or "
                               "declare the data's sensitivity.")
     event = dpa.GaussianDpEvent(mechanism.noise_multiplier)
@@ -109,24 +115,27 @@ def account(mechanisms: Sequence[Mechanism], *, delta: float = DEFAULT_DELTA,
 def privacy_summary(mechanisms: Sequence[Mechanism], *, backend: str,
                     delta: float = DEFAULT_DELTA) -> dict[str, Any]:
     """The ``privacy`` block of a run's results: epsilon (PLD) and delta, the RDP cross-check,
-    the mechanisms it was computed from, and what the backend adds (nothing).
+    the mechanisms it was computed from, the parties it does not hold against (``trusted``:
+    they see values before the noise), and what the backend adds (nothing).
 
     ``epsilon`` is None, with a ``reason``, when no defence adds noise or one relies on no
-    sensitivity bound; ``noised`` says whether some defence adds noise (a claim an audit's
-    gate checks).
+    sensitivity bound; ``noised`` says whether some defence (or protocol setting) adds noise
+    (a claim an audit's gate checks).
 
     Examples
     --------
     >>> privacy_summary([], backend="paillier")["reason"]
-    'no defence adds noise; the paillier backend encrypts values and decrypts their sum ...'
+    'no defence or protocol setting adds noise; the paillier backend encrypts values and ...'
     """
     out: dict[str, Any] = {"epsilon": None, "epsilon_rdp": None, "delta": delta,
                            "accountant": "pld", "noised": bool(mechanisms),
                            "mechanisms": [m.to_json() for m in mechanisms],
+                           "trusted": sorted({p for m in mechanisms for p in m.trusted}),
                            "backend": backend_note(backend)}
-    unbounded = [m.defense or "a defence" for m in mechanisms if m.sensitivity is None]
+    unbounded = [m.declared_by for m in mechanisms if m.sensitivity is None]
     if not mechanisms:
-        out["reason"] = f"no defence adds noise; the {backend} backend {backend_note(backend)}"
+        out["reason"] = (f"no defence or protocol setting adds noise; the {backend} backend "
+                         f"{backend_note(backend)}")
     elif unbounded:
         out["reason"] = (f"{', '.join(unbounded)} adds noise but relies on no sensitivity "
                          "bound (it clips nothing and no data range is declared), so no "
@@ -134,7 +143,8 @@ def privacy_summary(mechanisms: Sequence[Mechanism], *, backend: str,
     else:
         epsilon = account(mechanisms, delta=delta)
         if math.isinf(epsilon):
-            out["reason"] = "a defence declares noise of scale 0: epsilon is infinite"
+            silent = ", ".join(m.declared_by for m in mechanisms if m.noise_scale == 0)
+            out["reason"] = f"{silent} declares noise of scale 0: epsilon is infinite"
         else:
             out["epsilon"] = epsilon
             out["epsilon_rdp"] = account(mechanisms, delta=delta, accountant="rdp")
@@ -143,31 +153,43 @@ def privacy_summary(mechanisms: Sequence[Mechanism], *, backend: str,
 
 
 def run_privacy(defenses: Sequence[Defense], protocol_params: Mapping[str, Any], *,
-                backend: str, delta: float = DEFAULT_DELTA) -> dict[str, Any]:
+                backend: str, delta: float = DEFAULT_DELTA,
+                protocol: Protocol | None = None) -> dict[str, Any]:
     """:func:`privacy_summary` of a run's defences (the protocol's parameters as they
-    configured them, the backend's name)."""
+    configured them, the backend's name) and of the noise ``protocol``'s own settings add."""
     found = [d.mechanism(protocol_params) for d in defenses]
-    return privacy_summary([m for m in found if m is not None], backend=backend, delta=delta)
+    own = list(protocol.mechanisms()) if protocol is not None else []
+    return privacy_summary([*own, *(m for m in found if m is not None)], backend=backend,
+                           delta=delta)
 
 
 def described_privacy(defenses: Sequence[Mapping[str, Any]], protocol: Mapping[str, Any],
                       backend: Mapping[str, Any], *, delta: float = DEFAULT_DELTA
                       ) -> dict[str, Any]:
     """:func:`run_privacy` from the components' descriptions in a run's record (``name`` and
-    ``params`` each, as ``describe()`` gives them): each defence is built again from the
-    registry. A defence the registry cannot build leaves epsilon unstated, saying why."""
+    ``params`` each, as ``describe()`` gives them): each defence, and the protocol (for the
+    noise its own settings add), is built again from the registry. A component the registry
+    cannot build leaves epsilon unstated, saying why."""
     from fedsec import registry
     from fedsec.errors import FedsecError
 
+    backend_name = str(backend.get("name", ""))
+    params = dict(protocol.get("params", {}))
     built = []
     for described in defenses:
         try:
             built.append(registry.create("defense", str(described["name"]),
                                          dict(described.get("params", {}))))
         except FedsecError as error:
-            summary = privacy_summary([], backend=str(backend.get("name", "")), delta=delta)
+            summary = privacy_summary([], backend=backend_name, delta=delta)
             return {**summary, "noised": True,
                     "reason": f"defence {described.get('name')!r} could not be rebuilt to read "
                               f"its mechanism: {error}"}
-    return run_privacy(built, dict(protocol.get("params", {})),
-                       backend=str(backend.get("name", "")), delta=delta)
+    try:
+        rebuilt = registry.create("protocol", str(protocol["name"]), params)
+    except FedsecError as error:
+        summary = run_privacy(built, params, backend=backend_name, delta=delta)
+        return {**summary, "epsilon": None, "epsilon_rdp": None,
+                "reason": f"protocol {protocol.get('name')!r} could not be rebuilt to read the "
+                          f"noise its settings add: {error}"}
+    return run_privacy(built, params, backend=backend_name, delta=delta, protocol=rebuilt)

@@ -1,13 +1,16 @@
 """What a noise-adding defence declares: its mechanism, as data an accountant reads.
 
-A defence that adds noise says which distribution and scale it draws, the sensitivity it
-relies on (the clipping it applies, or a bound the user declares for the data) and for which
-unit of privacy, how many times each party releases a noised value over a run, and the
-sampling, if any, that picks who releases. :mod:`fedsec.privacy.accountant` turns the
-declarations of a run into (epsilon, delta). A defence that clips nothing and relies on no
-declared bound says so (``sensitivity`` None): its noise hides something, but no epsilon can
-be stated. The masking backends are not mechanisms at all: masks cancel in the sum, which is
-released exactly (:func:`backend_note`).
+A defence that adds noise (or a protocol whose own settings add it, such as a framework's
+built-in differential privacy: :meth:`fedsec.interfaces.Protocol.mechanisms`) says which
+distribution and scale it draws, the sensitivity it relies on (the clipping it applies, or a
+bound the user declares for the data) and for which unit of privacy, how many times each party
+releases a noised value over a run, and the sampling, if any, that picks who releases.
+:mod:`fedsec.privacy.accountant` turns the declarations of a run into (epsilon, delta). A
+defence that clips nothing and relies on no declared bound says so (``sensitivity`` None): its
+noise hides something, but no epsilon can be stated. Noise added to an aggregate by the party
+that computed it (central DP) protects what that party releases, not what it received: that
+party is named ``trusted``. The masking backends are not mechanisms at all: masks cancel in the
+sum, which is released exactly (:func:`backend_note`).
 """
 
 from __future__ import annotations
@@ -70,9 +73,16 @@ class Mechanism:
     says nothing about the others."""
     defense: str = ""
     """The registered name of the defence that declares it."""
+    protocol: str = ""
+    """The registered name of the protocol that declares it, when the noise is one of the
+    protocol's own settings rather than a defence."""
+    trusted: tuple[str, ...] = ()
+    """Parties that see the values before the noise is added (central DP's aggregator, which
+    noises the aggregate of updates it received in the clear): the guarantee does not hold
+    against them."""
 
     def __post_init__(self) -> None:
-        owner = f"the mechanism of {self.defense or 'a defence'}"
+        owner = f"the mechanism of {self.declared_by}"
         if self.distribution not in DISTRIBUTIONS:
             raise ValidationError(f"{owner}: distribution must be one of {DISTRIBUTIONS}. "
                                   f"Got {self.distribution!r} instead.")
@@ -98,6 +108,25 @@ class Mechanism:
         if not 0 < self.sampling_rate <= 1:
             raise ValidationError(f"{owner}: sampling_rate must be in (0, 1]. "
                                   f"Got {self.sampling_rate!r} instead.")
+        if not isinstance(self.trusted, tuple) or not all(isinstance(p, str) and p
+                                                          for p in self.trusted):
+            raise ValidationError(f"{owner}: trusted must be a tuple of party names. "
+                                  f"Got {self.trusted!r} instead.")
+
+    @property
+    def declared_by(self) -> str:
+        """Who declares the noise, in words: the defence, or the protocol's own settings.
+
+        Examples
+        --------
+        >>> Mechanism(distribution="gaussian", noise_scale=1.0, sensitivity=1.0,
+        ...           sensitivity_source="clipping", releases=1, unit="-",
+        ...           protocol="flower-fedavg").declared_by
+        "protocol 'flower-fedavg'"
+        """
+        if self.defense:
+            return self.defense
+        return f"protocol {self.protocol!r}" if self.protocol else "a defence"
 
     @property
     def noise_multiplier(self) -> float | None:
@@ -106,7 +135,8 @@ class Mechanism:
 
     def to_json(self) -> dict[str, Any]:
         """The declaration as JSON-able data, its noise multiplier included."""
-        return {**asdict(self), "noise_multiplier": self.noise_multiplier}
+        return {**asdict(self), "trusted": list(self.trusted),
+                "noise_multiplier": self.noise_multiplier}
 
 
 def backend_note(name: str) -> str:

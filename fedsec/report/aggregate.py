@@ -98,7 +98,7 @@ def configurations(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "accuracy": mean_ci((c["metrics"].get("accuracy") for c in ok), (0.0, 1.0)),
             "metrics": {k: mean_ci((c["metrics"].get(k) for c in ok), metric_range(k))
                         for k in _numeric(ok)},
-            "agrees_with_reference": all(c["agrees_with_reference"] for c in ok) if ok else None,
+            "agrees_with_reference": agreement(c.get("agrees_with_reference") for c in ok),
             "cost": {k: mean_ci(c["cost"].get(k) for c in ok)
                      for k in ("bytes", "messages", "wall_seconds", "crypto_seconds")},
             "attacks": _attacks(ok),
@@ -107,6 +107,17 @@ def configurations(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         }
         out.append(entry)
     return out
+
+
+def agreement(verdicts: Iterable[bool | None]) -> bool | None:
+    """One configuration's agreement over its seeds: None when no seed claims one (an
+    infinite tolerance, no reference), else whether every claimed one holds.
+
+    >>> agreement([True, True]), agreement([True, False]), agreement([None, None])
+    (True, False, None)
+    """
+    claimed = [v for v in verdicts if v is not None]
+    return all(claimed) if claimed else None
 
 
 def _numeric(cells: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -165,13 +176,14 @@ def run_privacy(cells: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     --------
     >>> run_privacy([{"status": "ok", "privacy": {"epsilon": 2.0, "delta": 1e-5,
     ...                                            "noised": True}}])
-    {'epsilon': 2.0, 'delta': 1e-05, 'noised': True, 'reason': None}
+    {'epsilon': 2.0, 'delta': 1e-05, 'noised': True, 'reason': None, 'trusted': []}
     """
     for cell in cells:
         privacy = cell.get("privacy") if cell.get("status") == "ok" else None
         if isinstance(privacy, Mapping):
             return {"epsilon": privacy.get("epsilon"), "delta": privacy.get("delta"),
-                    "noised": bool(privacy.get("noised")), "reason": privacy.get("reason")}
+                    "noised": bool(privacy.get("noised")), "reason": privacy.get("reason"),
+                    "trusted": list(privacy.get("trusted") or [])}
     return None
 
 

@@ -31,8 +31,9 @@ PRIVACY_HEAD = ["configuration", "adversary", "accountant epsilon (delta)",
                 "empirical lower bound [95% CI over seeds]", "bound's confidence, ceiling",
                 "strongest reconstruction"]
 PRIVACY_NOTE = ("Per configuration and adversary: the accountant's epsilon for the noise the "
-                "defences declare (the same for every adversary: it counts only each party's "
-                "own noise), the one-run empirical lower bound from that adversary's canary "
+                "defences (or the protocol's own settings) declare (the same for every "
+                "adversary but one that sees values before the noise is added, such as central "
+                "DP's server), the one-run empirical lower bound from that adversary's canary "
                 "guesses (Steinke, Nasr and Jagielski 2023), and the strongest other attack. "
                 "A lower bound above the accountant's epsilon is a bug in a defence or in what "
                 "it declares.")
@@ -113,17 +114,32 @@ def privacy_rows(configs: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             audit = next((a for a in attacks if _bound(a) is not None), None)
             if audit is None and not privacy.get("noised"):
                 continue
-            rows.append([config["configuration"], threat, _accountant(privacy),
+            rows.append([config["configuration"], threat, _accountant(privacy, threat),
                          _interval(audit), _confidence(audit), _strongest(attacks)])
     return rows
 
 
-def _accountant(privacy: Mapping[str, Any]) -> str:
+def _accountant(privacy: Mapping[str, Any], threat: str = "") -> str:
+    """The accountant's figure for one adversary (``threat``: its parties, comma-separated).
+
+    Examples
+    --------
+    >>> central = {"epsilon": 2.0, "delta": 1e-5, "noised": True, "trusted": ["server"]}
+    >>> _accountant(central, "client1")
+    '2 (delta 1e-05)'
+    >>> _accountant(central, "server,client1")
+    'none against server: it sees the values before the noise (2 for what it releases)'
+    """
     epsilon = privacy.get("epsilon")
+    trusted = sorted(set(privacy.get("trusted") or ()) & set(threat.split(",")))
+    if trusted:
+        stated = "" if epsilon is None else f" ({epsilon:.3g} for what it releases)"
+        return (f"none against {', '.join(trusted)}: it sees the values before the "
+                f"noise{stated}")
     if epsilon is not None:
         return f"{epsilon:.3g} (delta {privacy.get('delta'):g})"
     if not privacy.get("noised"):
-        return "none: no defence adds noise"
+        return "none: no defence or protocol setting adds noise"
     return f"none stated: {privacy.get('reason') or 'no sensitivity bound'}"
 
 

@@ -374,14 +374,19 @@ class FDSKL(Protocol):
 
     def agreement_tolerances(self, backend: MaskingBackend, reference: Outcome
                              ) -> dict[str, float]:
-        """The predicted classes exactly; ``alpha`` and the test scores within ten times
-        the centralized DSG's own rounding sensitivity (at least ``1e-8``): the recursion
-        amplifies rounding over long runs, which no federated ordering of sums can avoid."""
+        """``alpha`` and the test scores within ten times the centralized DSG's own rounding
+        sensitivity (at least ``1e-8``): the recursion amplifies rounding over long runs,
+        which no federated ordering of sums can avoid. The predictions by task: a
+        classifier's are class labels, compared exactly (a changed label is a changed
+        decision); a regression's are the test scores themselves, so they take the test
+        scores' tolerance (an exact check would fail on the last bit of a float)."""
         rtol = self.agreement_rtol(backend)
-        out = {"predictions": 0.0}
+        out = {}
         for key in ("alpha", "test_scores"):
             sensitivity = reference.metrics.get(f"rounding_sensitivity_{key}", 0.0)
             out[key] = max(rtol, 10.0 * float(sensitivity))
+        regression = getattr(reference.model, "task", None) == "regression"
+        out["predictions"] = out["test_scores"] if regression else 0.0
         return out
 
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:

@@ -291,10 +291,14 @@ def cohort_block(federation: Federation, shared: Shared, owner: str, cohort: int
 
 
 def evaluate(model: KRLSModel, test: Dataset) -> tuple[np.ndarray, dict[str, float]]:
-    """Test scores and accuracy of the trained model (the evaluator's computation)."""
+    """Test scores, and the trained model's accuracy, recall and precision (of the positive
+    class, or macro over classes: :func:`~fedsec.protocols.fedcg.krls.recall_precision`),
+    the evaluator's computation."""
     scores = model.decision_function(test.X)
-    accuracy = float((krls.predict_labels(scores) == test.y).mean())
-    return scores, {"accuracy": accuracy}
+    predicted = krls.predict_labels(scores)
+    recall, precision = krls.recall_precision(test.y, predicted, binary=scores.shape[1] == 1)
+    return scores, {"accuracy": float((predicted == test.y).mean()), "recall": recall,
+                    "precision": precision}
 
 
 def gram_path(cohort: int | None) -> tuple[str, str]:

@@ -9,7 +9,8 @@ server then receives only masked, quantized models and their sum. With ``dp="cli
 client-side, what crosses is each update clipped to ``clipping_norm`` (the truth is the
 update before clipping); server-side, what crosses is the plaintext update, which the server
 clips itself. Either way the server adds the noise to the aggregate, and the run's metrics
-record the DP settings the wrapper ran with (:data:`.tags.DP_METRICS`). ``batch_size=0``
+record the DP settings the wrapper ran with (:data:`.tags.DP_METRICS`); the noise is declared to
+the accountant (:meth:`FlowerFedAvg.mechanisms`). ``batch_size=0``
 with one local epoch is FedSGD: each client's update is ``-lr`` times its full-batch gradient.
 """
 
@@ -24,6 +25,7 @@ import numpy as np
 
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.outcomes import Outcome
+from fedsec.privacy.mechanism import Mechanism
 from fedsec.protocols.flower import app, secagg_app, spool, tags
 from fedsec.protocols.flower.model import Architecture, PerceptronModel, evaluate
 from fedsec.protocols.flower.protocol import SERVER, FlowerProtocol, check_engine
@@ -145,6 +147,29 @@ class FlowerFedAvg(FlowerProtocol):
                     f"The 'dp' parameter of {OWNER} must be 'none' when secagg=true: the "
                     f"shipped app runs Flower's DP wrappers only without SecAgg+. Got "
                     f"{self.dp!r} instead; set dp='none' or secagg=false.")
+
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """Flower's central DP under ``dp``: each round its wrapper adds ``N(0, (z C / n)^2)``
+        (``compute_stdv``) to every value of the FedAvg mean of the ``n`` sampled clients'
+        updates, each clipped to ``C``. Scaled by the public ``n``, that is the sum of the
+        clipped updates with noise ``z C``, which one client's update, added or removed, moves
+        by at most ``C``: Flower's own accounting model (add-or-remove-one, no sampling
+        amplification, uniform FedAvg weights), the app sampling every client every round. The
+        server sees the updates before its noise, so the guarantee does not hold against it."""
+        p = self.params
+        if p.dp == "none":
+            return ()
+        return (Mechanism(
+            distribution="gaussian", noise_scale=float(p.noise_multiplier * p.clipping_norm),
+            sensitivity=float(p.clipping_norm), sensitivity_source="clipping",
+            releases=p.rounds, sampling_rate=1.0,
+            unit="one client, added or removed: its update of every round, clipped to "
+                 "clipping_norm (client-level; clients weighted equally, the mean's "
+                 "denominator the number of sampled clients)",
+            scope="the global model the server releases after each round (Flower's noised "
+                  "FedAvg aggregate); not the clipped updates the server receives, nor the "
+                  "train and evaluate metrics the clients report",
+            protocol=self.name, trusted=(SERVER,)),)
 
     def apps(self) -> tuple[Any, Any]:
         if self.params.secagg:

@@ -126,7 +126,10 @@ class FlowerProtocol(Protocol):
                      for node in sorted(recorder.names, key=recorder.partitions.__getitem__)}
             outcome = self.outcome(context, federation, summary)
         finally:
-            shutil.rmtree(where, ignore_errors=True)
+            try:  # the logs explain a failed run best: kept whatever happened
+                spool.keep_logs(where, federation.log_folder)
+            finally:
+                shutil.rmtree(where, ignore_errors=True)
         return Outcome(metrics={**outcome.metrics,
                                 "flower_messages": summary["instructions"] + summary["replies"],
                                 "digests_matched": summary["digests_matched"]},

@@ -83,6 +83,27 @@ def load_seed(where: Path, partition: int) -> int | None:
     return int(json.loads(path.read_text())["seed"])
 
 
+def keep_logs(where: Path, folder: Path | None) -> list[Path]:
+    """Copy the run's logs out of the spool before it goes: each client's log of what it
+    received and sent (``clients/<node id>.jsonl``) and, in the deployment engine, every
+    process's (``logs/*.log``), into ``folder/flower`` (owner-only). Nothing without a
+    folder; returns the files written."""
+    if folder is None:
+        return []
+    target = folder / "flower"
+    target.mkdir(mode=0o700, parents=True, exist_ok=True)
+    written = []
+    for source in [*sorted((where / CLIENTS).glob("*.jsonl")),
+                   *sorted((where / "logs").glob("*.log"))]:
+        destination = target / source.name
+        fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(source.read_bytes())
+        written.append(destination)
+    return written
+
+
 def spool_of(run_config: Mapping[str, Any]) -> Path | None:
     """The spool a run config names, or None when the app runs without fedsec."""
     value = run_config.get(SPOOL_KEY)

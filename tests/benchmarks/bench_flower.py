@@ -51,11 +51,13 @@ SEED = 0
 
 
 def prepare(where: Path, n_clients: int) -> None:
-    """The MNIST training rows split evenly into ``n_clients`` shards in the spool."""
+    """The MNIST training rows split evenly into ``n_clients`` shards in the spool, and each
+    client's own seed beside its shard."""
     train = data_split(RunConfig(protocol="flower-fedavg", seed=SEED)).train
     for partition, rows in enumerate(np.array_split(np.arange(train.n_samples), n_clients)):
         spool.save_arrays(where / spool.SHARDS / f"{partition}.npz",
                           {"X": train.X[rows], "y": train.y[rows]}, {"party": str(partition)})
+        spool.save_seed(where, partition, spool.party_seed(SEED, f"client{partition}"))
 
 
 def run_config(where: Path, n_clients: int, rounds: int) -> dict[str, Any]:

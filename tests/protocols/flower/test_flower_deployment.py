@@ -77,6 +77,11 @@ def test_a_deployed_app_is_recorded_intact_and_stopped(tmp_path: Path, monkeypat
     np.testing.assert_array_equal(ours, result.outcome.values["state/aggregate"])
     private = load_private(out / "private.npz")
     assert truth_key("client0", "value", "update", "round1") in private
+    kept = out / "parties" / "flower"  # the processes' logs outlive the spool, owner-only
+    names = {path.name for path in kept.iterdir()}
+    assert {"superlink.log", "serverapp.log", "flwr.log"} <= names
+    assert len([n for n in names if n.endswith(".jsonl")]) == 2  # each client's digest log
+    assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in kept.iterdir())
     (where,) = spools
     assert not where.exists()  # the spool (certificates, logs) is gone, and so is every process
     assert _flower_processes_of(str(where)) == []

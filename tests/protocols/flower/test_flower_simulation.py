@@ -52,6 +52,12 @@ def flower_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunResult, Pat
     return result, out, before
 
 
+def test_each_clients_log_is_kept_beside_the_transcript(flower_run) -> None:
+    _, out, _ = flower_run
+    logs = sorted((out / "parties" / "flower").glob("*.jsonl"))
+    assert len(logs) == 2 and all(log.read_text().count('"event": "sent"') for log in logs)
+
+
 def test_the_run_leaves_no_ray_process_behind(flower_run) -> None:
     _, _, before = flower_run
     # ray.shutdown() signals its processes and returns: give them a moment to exit
