@@ -11,7 +11,7 @@ and FedCG secure (the Gram matrices ``K_h^T K_h`` from the CG epochs).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -23,10 +23,10 @@ from fedsec.attacks.linear_systems import (
     solve_shared,
 )
 from fedsec.convergence import CLOSED_FORM, combine
+from fedsec.declare import Choice, Declared, Int
 from fedsec.interfaces import Attack, Protocol
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_int
 from fedsec.views import View
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
@@ -46,22 +46,16 @@ class LinearInference(Attack):
     needs_tags = frozenset()  # each extractor declares its own (Extractor.tags)
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        estimator: str = "auto"
+    class Params(Declared):
+        estimator: Annotated[str, Choice(*ESTIMATORS)] = "auto"
         """per-sample least squares, shared-offsets (alternating least squares with the shared
         offsets), or auto (shared offsets where a system has them)."""
-        anchor: str = "prior"
+        anchor: Annotated[str, Choice(*ANCHORS)] = "prior"
         """What fixes the shared-offsets solution's free translation: prior (offsets best match
         their known mean) or minmax (each column's smallest estimate is 0; min-max scaled data)."""
-        curve_points: int = 8
+        curve_points: Annotated[int, Int(min=0)] = 8
         """Checkpoints of the error curve (predicted error against messages observed) reported in
         the result; 0: no curve."""
-
-        def __post_init__(self) -> None:
-            owner = "attack 'linear-inference'"
-            check_choice(self.estimator, owner=owner, name="estimator", choices=ESTIMATORS)
-            check_choice(self.anchor, owner=owner, name="anchor", choices=ANCHORS)
-            check_int(self.curve_points, owner=owner, name="curve_points", min_value=0)
 
     @classmethod
     def applies_to(cls, protocol: type[Protocol]) -> bool:

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
 from fedsec.backends.primitives import CONTRIBUTION_TAG
+from fedsec.declare import Declared, Float, owner_of
 from fedsec.errors import ValidationError
 from fedsec.federation import Party
 from fedsec.interfaces import Defense
 from fedsec.privacy.mechanism import Mechanism
 from fedsec.registry import register
-from fedsec.validation import check_float
 
 
 @register("defense", "gaussian-noise")
@@ -43,28 +43,24 @@ class GaussianNoise(Defense):
     points = frozenset({CONTRIBUTION_TAG})
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        sigma: float = 1.0
+    class Params(Declared):
+        sigma: Annotated[float, Float(min=0.0)] = 1.0
         """Standard deviation of the N(0, sigma^2) noise each party adds to every value it sends at
         the declared points; 0: none."""
 
-        clip: float = 0.0
+        clip: Annotated[float, Float(min=0.0)] = 0.0
         """Each party first scales what it sends at the declared points down to this L2 norm:
         the sensitivity the accountant uses (per party and point); 0: no clipping."""
-        sensitivity: float = 0.0
+        sensitivity: Annotated[float, Float(min=0.0)] = 0.0
         """The L2 sensitivity of what a party sends, declared for the data and not checked (with
         no clipping): what the accountant uses; 0: none declared (no epsilon without clip)."""
 
         def __post_init__(self) -> None:
-            owner = "defense 'gaussian-noise'"
-            check_float(self.sigma, owner=owner, name="sigma", min_value=0.0)
-            check_float(self.clip, owner=owner, name="clip", min_value=0.0)
-            check_float(self.sensitivity, owner=owner, name="sensitivity", min_value=0.0)
             if self.clip and self.sensitivity:
                 raise ValidationError(
-                    f"{owner}: clip and sensitivity both bound the sensitivity; set one (clip "
-                    "scales each party's values down to it, sensitivity declares a bound the "
-                    "data obeys).")
+                    f"{owner_of(self)}: clip and sensitivity both bound the sensitivity; set "
+                    "one (clip scales each party's values down to it, sensitivity declares a "
+                    "bound the data obeys).")
 
     def transform(self, party: Party, tag: str, values: np.ndarray) -> np.ndarray:
         values = np.asarray(values, dtype=float)

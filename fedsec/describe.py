@@ -6,11 +6,12 @@ plug-in is described as fully as a built-in, with nothing to register:
 - the meaning is the field's attribute docstring, the string literal on the
   line after the field (the Sphinx convention), read with :mod:`ast` from the
   class and its dataclass bases; a field without one reads ``(no description)``;
-- the allowed values are what the checks of :mod:`fedsec.validation` record
-  while the class is built with its defaults
-  (:func:`~fedsec.validation.recording_constraints`), so the range shown is the
-  one enforced; checks written by hand (``raise ValidationError(...)``) are not
-  recorded, and a field's docstring states them;
+- the allowed values are the constraints declared beside the fields
+  (:mod:`fedsec.declare`), shown even for a required field, then what the
+  checks of :mod:`fedsec.validation` record while the class is built with its
+  defaults (:func:`~fedsec.validation.recording_constraints`), so the range
+  shown is the one enforced; checks written by hand (``raise
+  ValidationError(...)``) are not recorded, and a field's docstring states them;
 - the type comes from the annotations, the default from the dataclass field.
   A field without a default, or one whose default the class itself refuses
   (the error names it), is required.
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fedsec import registry
+from fedsec.declare import Declared, declared_constraints
 from fedsec.errors import UnknownNameError, ValidationError
 from fedsec.params import NoParams
 from fedsec.plugin_registry import qualname
@@ -163,14 +165,21 @@ def describe_params(params_cls: type) -> tuple[tuple[ParamInfo, ...], str]:
 
 
 def recorded_constraints(params_cls: type) -> tuple[dict[str, list[Constraint]], str]:
-    """What the checks of ``params_cls`` enforce, recorded while it is built from its defaults,
-    and the error those defaults raise (empty when accepted; the checks up to it are kept)."""
-    with recording_constraints() as seen:
+    """What ``params_cls`` enforces: its declared constraints, then what its checks record while
+    it is built from its defaults; and the error those defaults raise (empty when accepted; the
+    checks up to it are kept)."""
+    seen: dict[str, list[Constraint]] = {}
+    if issubclass(params_cls, Declared):
+        seen = {name: [c] for name, (c, _) in declared_constraints(params_cls).items()}
+    refused = ""
+    with recording_constraints() as recorded:
         try:
             params_cls()
         except Exception as error:  # a required field, a refused default, a plug-in's own bug
-            return seen, " ".join(str(error).split())
-    return seen, ""
+            refused = " ".join(str(error).split())
+    for name, found in recorded.items():
+        seen.setdefault(name, []).extend(c for c in found if c not in seen[name])
+    return seen, refused
 
 
 def field_docs(params_cls: type) -> dict[str, str]:

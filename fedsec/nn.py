@@ -10,6 +10,7 @@ recorded layout (:func:`flatten`, :func:`unflatten`), so transcripts stay torch-
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -117,12 +118,28 @@ def deterministic(seed: int) -> Iterator[Any]:
     threads = torch.get_num_threads()
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    set_deterministic_algorithms(torch, True)
     try:
         yield torch.Generator().manual_seed(seed)
     finally:
-        torch.use_deterministic_algorithms(was_deterministic)
+        set_deterministic_algorithms(torch, was_deterministic)
         torch.set_num_threads(threads)
+
+
+def set_deterministic_algorithms(torch: Any, mode: bool) -> None:
+    """``torch.use_deterministic_algorithms(mode)``, without importing ``torch._inductor``.
+
+    The public call also sets the compiler's ``deterministic`` option, importing the compiler
+    to do so (about a second, once per process). Nothing here compiles: while the compiler is
+    not loaded, only the eager flag is set (``torch._C._set_deterministic_algorithms``, which
+    ``torch.are_deterministic_algorithms_enabled`` reads); once it is loaded, or if this torch
+    lacks the flag's setter, the public call keeps both in step.
+    """
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None or "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(mode)
+    else:
+        setter(mode, warn_only=False)
 
 
 def layout_of(module: torch.nn.Module) -> Layout:

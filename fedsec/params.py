@@ -1,18 +1,22 @@
 """Keyword-only frozen parameter dataclasses, built from user input.
 
-Every component declares its parameters as a frozen dataclass (validated in
+Every component declares its parameters as a frozen dataclass (constraints
+declared beside its fields, :mod:`fedsec.declare`, and relations checked in
 ``__post_init__``); :func:`build_params` turns a mapping (from Python, a TOML
 table or ``--set key=value`` strings) into one, refusing unknown names with
-the valid ones listed and converting strings to the declared types.
+their close matches and the valid ones listed, converting strings to the
+declared types, and checking under the owner's registered name.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import typing
 from collections.abc import Mapping
 from typing import Any
 
+from fedsec.declare import owning
 from fedsec.errors import ValidationError
 
 
@@ -31,18 +35,24 @@ def build_params(params_cls: type, values: Mapping[str, Any], *, owner: str) -> 
     ...     n_rounds: int = 1
     >>> build_params(P, {"n_rounds": "3"}, owner="demo").n_rounds
     3
+    >>> build_params(P, {"n_round": 3}, owner="demo")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fedsec.errors.ValidationError: demo has no parameter 'n_round'. Did you mean 'n_rounds'? ...
     """
     fields = {f.name: f for f in dataclasses.fields(params_cls)}
     unknown = sorted(set(values) - set(fields))
     if unknown:
         valid = ", ".join(sorted(fields)) or "none"
         raise ValidationError(
-            f"{owner} has no parameter {', '.join(map(repr, unknown))}. Valid parameters: {valid}."
+            f"{owner} has no parameter {', '.join(map(repr, unknown))}."
+            f"{did_you_mean(unknown, fields)} Valid parameters: {valid}."
         )
     hints = typing.get_type_hints(params_cls)
     converted = {k: _convert(v, hints.get(k), owner, k) for k, v in values.items()}
     try:
-        return params_cls(**converted)
+        with owning(owner):
+            return params_cls(**converted)
     except ValidationError:
         raise
     except (TypeError, ValueError) as error:  # a missing parameter, or a plug-in's own check
@@ -63,6 +73,20 @@ def parse_assignments(items: list[str] | tuple[str, ...], *, what: str) -> dict[
             raise ValidationError(f"{what} {item!r} is not of the form key=value.")
         out[key.strip()] = value.strip()
     return out
+
+
+def did_you_mean(unknown: typing.Iterable[str], known: typing.Iterable[str]) -> str:
+    """`` Did you mean 'a' or 'b'?`` for the close matches among ``known`` of the ``unknown``
+    names, or an empty string when none is close.
+
+    Examples
+    --------
+    >>> did_you_mean(["sigmaa"], ["sigma", "clip"])
+    " Did you mean 'sigma'?"
+    """
+    options = list(known)
+    close = [m for name in unknown for m in difflib.get_close_matches(name, options, n=3)]
+    return f" Did you mean {' or '.join(map(repr, dict.fromkeys(close)))}?" if close else ""
 
 
 def _convert(value: Any, hint: Any, owner: str, name: str) -> Any:

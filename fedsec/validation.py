@@ -17,17 +17,21 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from fedsec.errors import DataError, ValidationError
+
+if TYPE_CHECKING:  # numpy loads with the first array check, not with the CLI's --help
+    import numpy as np
 
 
 @dataclass(frozen=True)
 class Constraint:
     """What one check enforces on a parameter: an ``int`` or a finite ``number`` within
-    bounds, or a ``choice`` among ``choices``.
+    bounds, a ``choice`` among ``choices``, or a ``bool``.
+
+    :meth:`check` applies it with the check of this module it stands for, so a
+    declared constraint (:mod:`fedsec.declare`) refuses a value in the same words.
 
     Examples
     --------
@@ -41,31 +45,55 @@ class Constraint:
     min_value: float | None = None
     max_value: float | None = None
     min_inclusive: bool = True
+    max_inclusive: bool = True
     choices: tuple[str, ...] = ()
 
     def text(self) -> str:
         """A short human reading: ``>= 1``, ``[0, 1]``, ``(0, 0.5]``, ``one of 'a', 'b'``."""
         if self.kind == "choice":
             return "one of " + ", ".join(map(repr, self.choices))
+        if self.kind == "bool":
+            return "true or false"
         low, high = self.min_value, self.max_value
         if low is not None and high is not None:
-            return f"{'[' if self.min_inclusive else '('}{_number(low)}, {_number(high)}]"
+            return (f"{'[' if self.min_inclusive else '('}{_number(low)}, {_number(high)}"
+                    f"{']' if self.max_inclusive else ')'}")
         if low is not None:
             return f"{'>=' if self.min_inclusive else '>'} {_number(low)}"
         if high is not None:
-            return f"<= {_number(high)}"
+            return f"{'<=' if self.max_inclusive else '<'} {_number(high)}"
         return "any int" if self.kind == "int" else "finite"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form: the kind with its bounds (both inclusive unless stated) or choices."""
         if self.kind == "choice":
             return {"kind": "choice", "choices": list(self.choices)}
+        if self.kind == "bool":
+            return {"kind": "bool"}
         out: dict[str, Any] = {"kind": self.kind}
         if self.min_value is not None:
             out.update(min=self.min_value, min_inclusive=self.min_inclusive)
         if self.max_value is not None:
-            out.update(max=self.max_value, max_inclusive=True)
+            out.update(max=self.max_value, max_inclusive=self.max_inclusive)
         return out
+
+    def check(self, value: Any, *, owner: str, name: str) -> Any:
+        """Refuse ``value`` unless it meets this constraint (the message names ``owner`` and
+        ``name``); return it converted as the matching check does."""
+        if self.kind == "choice":
+            return check_choice(value, owner=owner, name=name, choices=self.choices)
+        if self.kind == "bool":
+            return check_bool(value, owner=owner, name=name)
+        if self.kind == "int":
+            low, high = self.min_value, self.max_value
+            return check_int(value, owner=owner, name=name,
+                             min_value=None if low is None else int(low),
+                             max_value=None if high is None else int(high))
+        if self.kind == "number":
+            return check_float(value, owner=owner, name=name, min_value=self.min_value,
+                               max_value=self.max_value, min_inclusive=self.min_inclusive,
+                               max_inclusive=self.max_inclusive)
+        raise ValueError(f"Unknown constraint kind {self.kind!r}.")
 
 
 def _number(value: float) -> str:
@@ -128,13 +156,13 @@ def check_int(
 
 def check_float(
     value: Any, *, owner: str, name: str, min_value: float | None = None,
-    max_value: float | None = None, min_inclusive: bool = True,
+    max_value: float | None = None, min_inclusive: bool = True, max_inclusive: bool = True,
 ) -> float:
     """Return ``value`` as a finite float within the given bounds."""
     _record(name, Constraint("number", min_value=min_value, max_value=max_value,
-                             min_inclusive=min_inclusive))
+                             min_inclusive=min_inclusive, max_inclusive=max_inclusive))
     low = "" if min_value is None else (">= " if min_inclusive else "> ") + f"{min_value}"
-    high = "" if max_value is None else f"<= {max_value}"
+    high = "" if max_value is None else ("<= " if max_inclusive else "< ") + f"{max_value}"
     bounds = " and ".join(b for b in (low, high) if b)
     expected = "a finite number" + (f" {bounds}" if bounds else "")
     if isinstance(value, bool) or not isinstance(value, Real):
@@ -144,7 +172,7 @@ def check_float(
         raise param_error(owner, name, expected, value)
     if min_value is not None and (value < min_value or (not min_inclusive and value == min_value)):
         raise param_error(owner, name, expected, value)
-    if max_value is not None and value > max_value:
+    if max_value is not None and (value > max_value or (not max_inclusive and value == max_value)):
         raise param_error(owner, name, expected, value)
     return value
 
@@ -156,6 +184,16 @@ def check_choice(value: Any, *, owner: str, name: str, choices: Iterable[str]) -
     if value not in options:
         raise param_error(owner, name, "one of " + ", ".join(map(repr, options)), value)
     return str(value)
+
+
+def check_bool(value: Any, *, owner: str, name: str) -> bool:
+    """Return ``value`` if it is a bool (``numpy.bool_`` included); refuse 0, 1 and strings."""
+    _record(name, Constraint("bool"))
+    numpy_bool = (type(value).__module__ == "numpy" and getattr(value, "shape", None) == ()
+                  and getattr(value, "dtype", None) == "bool")
+    if not (isinstance(value, bool) or numpy_bool):
+        raise param_error(owner, name, "a bool", value)
+    return bool(value)
 
 
 def check_finite(array: np.ndarray, *, what: str, columns: Iterable[str] | None = None) -> None:
@@ -170,6 +208,8 @@ def check_finite(array: np.ndarray, *, what: str, columns: Iterable[str] | None 
     columns : iterable of str, optional
         Column names of a two-dimensional array.
     """
+    import numpy as np
+
     arr = np.asarray(array)
     if arr.dtype.kind not in "fc":
         return

@@ -33,18 +33,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
 from fedsec.backends.primitives import CONTRIBUTION_TAG, secure_sum
+from fedsec.declare import Choice, Declared, Float, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transforms
 from fedsec.outcomes import Outcome
 from fedsec.privacy.canary import draw_canary_signs, draw_inclusion, sign_block
 from fedsec.registry import register
 from fedsec.seeding import generator
-from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -146,36 +146,28 @@ class SecureSum(Protocol):
     exposes = frozenset({CONTRIBUTION_TAG, RESULT_TAG})
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        statistic: str = "sum"
+    class Params(Declared):
+        statistic: Annotated[str, Choice("sum", "moments")] = "sum"
         """What each party's vector holds: sum (column sums and row count: the pooled mean) or
         moments (also sums of squares: the pooled variance)."""
-        canaries: int = 0
+        canaries: Annotated[int, Int(min=0)] = 0
         """Canary mode for a one-run privacy audit: this many canaries (random sign
         directions), each included with probability 1/2 in one party's vector; 0: none."""
-        canary_norm: float = 1.0
+        canary_norm: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
         """The L2 norm of each canary: how far including one moves its party's vector (keep it
         at most the defence's clip or declared sensitivity)."""
-        canary_dimension: int = 0
+        canary_dimension: Annotated[int, Int(min=0)] = 0
         """The coordinates of the canary block appended to every vector (at least 'canaries');
         0: 10 per canary."""
         canary_party: str = ""
         """The data party that includes the canaries; empty: the first."""
 
         def __post_init__(self) -> None:
-            owner = "protocol 'secure-sum'"
-            check_choice(self.statistic, owner=owner, name="statistic",
-                         choices=("sum", "moments"))
-            check_int(self.canaries, owner=owner, name="canaries", min_value=0)
-            check_float(self.canary_norm, owner=owner, name="canary_norm", min_value=0.0,
-                        min_inclusive=False)
-            check_int(self.canary_dimension, owner=owner, name="canary_dimension",
-                      min_value=0)
             if self.canaries and self.canary_dimension \
                     and self.canary_dimension < self.canaries:
                 raise ValidationError(
-                    f"The 'canary_dimension' parameter of {owner} must be 0 (10 coordinates "
-                    f"per canary) or at least 'canaries' ({self.canaries}). Got "
+                    f"The 'canary_dimension' parameter of {owner_of(self)} must be 0 (10 "
+                    f"coordinates per canary) or at least 'canaries' ({self.canaries}). Got "
                     f"{self.canary_dimension} instead.")
 
         @property

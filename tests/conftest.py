@@ -1,8 +1,17 @@
 """Fixtures shared across the suite: runs of NRI-DC (each configuration runs once per session),
-a tiny S-FedMV run, a slow attack written beside a scenario; the --run-slow option."""
+a tiny S-FedMV run, a slow attack written beside a scenario; the --run-slow option; and
+repeatable secret seeds.
+
+A run's secret seed is random by default (:func:`fedsec.seeding.new_secret_seed`, from the
+operating system). In this process the suite draws them instead from a stream keyed by the
+test's name (:class:`_RepeatableSecrets`): every draw is still a 128-bit number no test knows
+in advance, two draws within a test differ, and a test sees the same ones each time it runs,
+so no threshold a test checks rests on a lucky draw. Runs started as subprocesses (the CLI
+tests) draw from the operating system, as users' runs do."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import textwrap
 from collections.abc import Callable
@@ -108,6 +117,30 @@ def tiny_sfedmv(short_sequences_dataset: str) -> Callable[..., RunResult]:
                              secret_seed=0))
 
     return run_tiny
+
+
+class _RepeatableSecrets:
+    """Stands in for the ``secrets`` module inside :mod:`fedsec.seeding` during the suite."""
+
+    test = ""
+    draws = 0
+
+    @classmethod
+    def randbits(cls, k: int) -> int:
+        cls.draws += 1
+        digest = hashlib.sha256(f"{cls.test}\x00{cls.draws}".encode()).digest()
+        return int.from_bytes(digest, "little") % (1 << k)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import fedsec.seeding
+
+    fedsec.seeding.secrets = _RepeatableSecrets  # type: ignore[assignment]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _RepeatableSecrets.test, _RepeatableSecrets.draws = item.nodeid, 0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -19,20 +19,20 @@ also lists, from the recorded trees alone, what every coalition of up to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
 from fedsec.attacks.fdskl import observations as fo
 from fedsec.attacks.fdskl.equations import fdskl_systems
 from fedsec.attacks.linear_systems import solve_rows
+from fedsec.declare import Declared, Int
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key
 from fedsec.protocols.fdskl import tags
 from fedsec.protocols.fdskl.exposure import enumerate_coalitions
 from fedsec.registry import register
-from fedsec.validation import check_int
 from fedsec.views import View
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
@@ -62,14 +62,10 @@ class TreeCollusion(Attack):
     closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        max_size: int = 2
+    class Params(Declared):
+        max_size: Annotated[int, Int(min=1)] = 2
         """Largest coalition (in workers) listed in the table of what every coalition would recover
         exactly."""
-
-        def __post_init__(self) -> None:
-            check_int(self.max_size, owner="attack 'tree-collusion'", name="max_size",
-                      min_value=1)
 
     def not_applicable(self, view: View) -> str | None:
         return super().not_applicable(view) or fo.applicable(view)

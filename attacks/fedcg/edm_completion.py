@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from fedsec.attacks.fedcg.multilateration import (
     seeded_landmarks,
 )
 from fedsec.convergence import CLOSED_FORM, Convergence, combine
+from fedsec.declare import Choice, Declared, Int, owner_of
 from fedsec.errors import CapabilityError
 from fedsec.geometry.completers.sdr import AUTO as SDR_AUTO
 from fedsec.geometry.completers.sdr import SOLVERS as SDR_SOLVERS
@@ -50,7 +51,7 @@ from fedsec.private_store import shard_key
 from fedsec.protocols.fedcg import tags
 from fedsec.registry import register
 from fedsec.seeding import generator
-from fedsec.validation import check_choice, check_int, param_error
+from fedsec.validation import param_error
 from fedsec.views import View
 
 PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
@@ -98,31 +99,23 @@ class EDMCompletion(Attack):
     budget_params = ("max_iter",)
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        method: str = "alternating-descent"
+    class Params(Declared):
+        method: Annotated[str, Choice(*ALL_METHODS)] = "alternating-descent"
         """How the hidden block D_X is filled: a completion algorithm of the paper's section 4 or
         the nystrom (Schur-complement) formula, which needs D_W."""
-        max_iter: int = 200
+        max_iter: Annotated[int, Int(min=1)] = 200
         """Iterations at most of the completion algorithm."""
-        seed: int = 0
+        seed: Annotated[int, Int(min=0)] = 0
         """Seed of the attack's own random stream (the completion's random starts)."""
-        sdr_solver: str | None = None
+        sdr_solver: Annotated[str | None, Choice(*SDR_SOLVERS)] = None
         """Solver of method 'sdr': auto (None: SCS up to 350 points, burer-monteiro above), SCS
         or CLARABEL (the misfit form), or burer-monteiro (the equality-constrained form in
         low-rank form, thousands of points in seconds)."""
 
         def __post_init__(self) -> None:
-            check_choice(self.method, owner="attack 'edm-completion'", name="method",
-                         choices=ALL_METHODS)
-            check_int(self.max_iter, owner="attack 'edm-completion'", name="max_iter",
-                      min_value=1)
-            check_int(self.seed, owner="attack 'edm-completion'", name="seed", min_value=0)
-            if self.sdr_solver is not None:
-                check_choice(self.sdr_solver, owner="attack 'edm-completion'", name="sdr_solver",
-                             choices=SDR_SOLVERS)
-                if self.method != "sdr":
-                    raise param_error("attack 'edm-completion'", "sdr_solver",
-                                      "None unless method is 'sdr'", self.sdr_solver)
+            if self.sdr_solver is not None and self.method != "sdr":
+                raise param_error(owner_of(self), "sdr_solver", "None unless method is 'sdr'",
+                                  self.sdr_solver)
 
     def run(self, view: View) -> Reconstruction:
         gamma = public_gamma(view)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
@@ -23,13 +24,13 @@ from fedsec.attacks.linear_systems import LinearSystem, register_extractor, solv
 from fedsec.backends.api import RESULT_TAG as REVEAL_RESULT
 from fedsec.backends.fixed_point import decode_z64
 from fedsec.backends.mask_terms import merge_terms
+from fedsec.declare import Declared, Float
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedcg import tags
 from fedsec.protocols.fedcg.setup import gram_path
 from fedsec.registry import register
-from fedsec.validation import check_float
 from fedsec.views import View
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
@@ -112,13 +113,10 @@ class GramInference(Attack):
     closed_form = True  # one least-squares solve per contributor
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        rcond: float = 1e-10
+    class Params(Declared):
+        rcond: Annotated[float, Float(min=0.0)] = 1e-10
         """Relative cutoff of small singular values in the least-squares solve for the Gram matrix
         (numpy lstsq's rcond)."""
-
-        def __post_init__(self) -> None:
-            check_float(self.rcond, owner="attack 'gram-inference'", name="rcond", min_value=0.0)
 
     def run(self, view: View) -> Reconstruction:
         directions, products, covered, n_cohorts = epoch_pairs(view)

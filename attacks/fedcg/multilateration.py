@@ -22,18 +22,18 @@ out. Kernel entries that underflow are treated as missing, never inverted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
 from fedsec.attacks.fedcg.below_hull import ESTIMATORS, place_points
 from fedsec.attacks.fedcg.unknown_width import PRIORS, multilaterate_unknown_gamma
+from fedsec.declare import Bool, Choice, Declared, Float
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
 from fedsec.protocols.fedcg import tags
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float
 from fedsec.views import View
 
 PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
@@ -41,7 +41,7 @@ PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Leas
 
 
 def kernel_distances(K: np.ndarray, gamma: float | np.ndarray, *,
-                     floor: float = 1e-300) -> np.ndarray:
+                     floor: Annotated[float, Float(min=0.0)] = 1e-300) -> np.ndarray:
     """Squared distances ``-log(K) / gamma``; entries at or below ``floor`` become NaN.
 
     Examples
@@ -225,30 +225,22 @@ class Multilateration(Attack):
     closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        knowledge: str = "auto"
+    class Params(Declared):
+        knowledge: Annotated[str, Choice("auto", "landmarks", "landmark-distances")] = "auto"
         """Where the landmarks come from: landmarks (regenerated from the clients' seed),
         landmark-distances (P landmarks located in the blocks, classical MDS frame) or auto (the
         seed when held, else the blocks)."""
-        unknown_gamma: bool = False
+        unknown_gamma: Annotated[bool, Bool()] = False
         """Treat the kernel width as unknown and estimate it with the points (identified once
         m >= d + 2 landmarks; below, the best estimate the equations allow, reported as
         not identifiable)."""
-        floor: float = 1e-300
+        floor: Annotated[float, Float(min=0.0)] = 1e-300
         """Kernel entries at or below floor are treated as missing (underflowed), never inverted."""
-        below_hull: str = "auto"
+        below_hull: Annotated[str, Choice(*ESTIMATORS)] = "auto"
         """The estimate of points below d + 1 landmarks: affine-hull (the sphere's centre, or the
         mirror point nearer the box at d), isotropic-prior (the posterior mean under an isotropic
         Gaussian prior fitted to the block's distances) or auto (the prior where it explains the
         distances significantly better, by a likelihood-ratio test; never by the truth)."""
-
-        def __post_init__(self) -> None:
-            check_choice(self.knowledge, owner="attack 'multilateration'", name="knowledge",
-                         choices=("auto", "landmarks", "landmark-distances"))
-            check_choice(self.below_hull, owner="attack 'multilateration'", name="below_hull",
-                         choices=ESTIMATORS)
-            check_float(self.floor, owner="attack 'multilateration'", name="floor",
-                        min_value=0.0)
 
     def run(self, view: View) -> Reconstruction:
         blocks = observed_blocks(view)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
+from fedsec.declare import Choice, Declared, Float, Int
 from fedsec.interfaces import Defense
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int
 
 PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
          "Algorithm, 2024")
@@ -34,14 +34,10 @@ class RandomLandmarks(Defense):
     sets: ClassVar[Mapping[str, str]] = {"landmark_method": "method"}
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        method: str = "U"
+    class Params(Declared):
+        method: Annotated[str, Choice("U", "N")] = "U"
         """Sets the protocol's landmark_method: U (uniform on [0, 1] per feature) or N (normal with
         the pooled training mean and std)."""
-
-        def __post_init__(self) -> None:
-            check_choice(self.method, owner="defense 'random-landmarks'", name="method",
-                         choices=("U", "N"))
 
 
 @register("defense", "few-landmarks")
@@ -54,13 +50,10 @@ class FewLandmarks(Defense):
     sets: ClassVar[Mapping[str, str]] = {"n_landmarks": "m"}
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        m: int = 5
+    class Params(Declared):
+        m: Annotated[int, Int(min=1)] = 5
         """Sets the protocol's n_landmarks: the number of landmarks (below the feature count, no
         point is identifiable)."""
-
-        def __post_init__(self) -> None:
-            check_int(self.m, owner="defense 'few-landmarks'", name="m", min_value=1)
 
 
 @register("defense", "random-kernel-width")
@@ -73,11 +66,7 @@ class RandomKernelWidth(Defense):
     sets: ClassVar[Mapping[str, str]] = {"gamma_jitter": "jitter"}
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        jitter: float = 1.0
+    class Params(Declared):
+        jitter: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
         """Sets the protocol's gamma_jitter: landmark j gets width gamma (1 + u_j), u_j ~ U(0,
         jitter)."""
-
-        def __post_init__(self) -> None:
-            check_float(self.jitter, owner="defense 'random-kernel-width'", name="jitter",
-                        min_value=0.0, min_inclusive=False)

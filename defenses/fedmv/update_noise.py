@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
+from fedsec.declare import Declared, Float
 from fedsec.interfaces import Defense
 from fedsec.privacy.mechanism import Mechanism
 from fedsec.registry import register
-from fedsec.validation import check_float
-
-OWNER = "defense 'update-noise'"
 
 
 @register("defense", "update-noise")
@@ -39,18 +37,13 @@ class UpdateNoise(Defense):
     sets: ClassVar[Mapping[str, str]] = {"clip": "clip", "noise_multiplier": "noise_multiplier"}
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        clip: float = 1.0
+    class Params(Declared):
+        clip: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
         """Sets the protocol's clip: each client clips its change of weights over a round to this L2
         norm."""
-        noise_multiplier: float = 0.1
+        noise_multiplier: Annotated[float, Float(min=0.0)] = 0.1
         """Sets the protocol's noise_multiplier: each clipped update value gets N(0,
         (noise_multiplier * clip)^2) noise; 0: clipping only."""
-
-        def __post_init__(self) -> None:
-            check_float(self.clip, owner=OWNER, name="clip", min_value=0.0, min_inclusive=False)
-            check_float(self.noise_multiplier, owner=OWNER, name="noise_multiplier",
-                        min_value=0.0)
 
     def mechanism(self, protocol_params: Mapping[str, Any]) -> Mechanism | None:
         """Gaussian noise of scale noise_multiplier * clip on an update clipped to clip, one

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
+from fedsec.declare import Declared, Float
 from fedsec.interfaces import Defense
 from fedsec.registry import register
-from fedsec.validation import check_float
 
 
 @register("defense", "epsilon-dr-downsampling")
@@ -35,11 +35,7 @@ class EpsilonDRDownsampling(Defense):
     fixes: ClassVar[Mapping[str, Any]] = {"dr_downsample": True}
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        epsilon: float = 0.1
+    class Params(Declared):
+        epsilon: Annotated[float, Float(min=0.0, min_inclusive=False)] = 0.1
         """Sets the protocol's dr_epsilon: each worker drops the samples whose reconstruction error
         ||x - x F F^+|| is below epsilon (feature units)."""
-
-        def __post_init__(self) -> None:
-            check_float(self.epsilon, owner="defense 'epsilon-dr-downsampling'", name="epsilon",
-                        min_value=0.0, min_inclusive=False)

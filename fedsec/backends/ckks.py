@@ -30,7 +30,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import tenseal as ts
@@ -46,10 +46,11 @@ from fedsec.backends.api import (
     same_key_summands,
 )
 from fedsec.backends.fixed_point import check_range
+from fedsec.declare import Declared, Float, Int, owner_of
 from fedsec.errors import CapabilityError, ValidationError
 from fedsec.keys import fingerprint
 from fedsec.registry import register
-from fedsec.validation import check_float, check_int, param_error
+from fedsec.validation import check_int, param_error
 from fedsec.wire import Wire
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,8 +103,8 @@ class CkksBackend(MaskingBackend):
     exact = False
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        poly_modulus_degree: int = 8192
+    class Params(Declared):
+        poly_modulus_degree: Annotated[int, Int(min=1024)] = 8192
         """Ring degree N, one of 1024, 2048, ..., 32768: a ciphertext holds N/2 slots, and N caps
         the moduli's total bits (128-bit security)."""
         coeff_mod_bit_sizes: tuple[int, ...] = (60, 40, 40, 60)
@@ -112,29 +113,24 @@ class CkksBackend(MaskingBackend):
         scale_bits: int = 40
         """log2 of the CKKS scale (the fixed-point precision): at least 20 and at most the smallest
         middle modulus."""
-        max_abs: float = 1024.0
+        max_abs: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1024.0
         """Public bound on the magnitude of encrypted values, below 2**(first modulus bits -
         scale_bits - 1); larger values are refused."""
-        flood_bits: int = 0
+        flood_bits: Annotated[int, Int(min=0, max=60)] = 0
         """k > 0: the key holder adds Gaussian noise of std 2**k times the tracked error bound to
         each decryption; 0: decryptions as they are."""
 
         def __post_init__(self) -> None:
-            check_int(self.flood_bits, owner=OWNER, name="flood_bits", min_value=0,
-                      max_value=60)
-            check_int(self.poly_modulus_degree, owner=OWNER, name="poly_modulus_degree",
-                      min_value=1024)
+            owner = owner_of(self)
             sizes = tuple(self.coeff_mod_bit_sizes)
             if len(sizes) < 2 or any(not isinstance(b, int) or not 17 <= b <= 60 for b in sizes):
-                raise param_error(OWNER, "coeff_mod_bit_sizes",
+                raise param_error(owner, "coeff_mod_bit_sizes",
                                   "at least two integers in [17, 60]", sizes)
             check_security(self.poly_modulus_degree, sizes)
-            check_int(self.scale_bits, owner=OWNER, name="scale_bits", min_value=20,
-                      max_value=min(sizes[1:-1] or sizes[:1]))
-            check_float(self.max_abs, owner=OWNER, name="max_abs", min_value=0.0,
-                        min_inclusive=False)
+            check_int(self.scale_bits, owner=owner, name="scale_bits", min_value=20,
+                      max_value=min(sizes[1:-1] or sizes[:1]))  # bounded by another field
             if self.max_abs >= self.value_budget:
-                raise param_error(OWNER, "max_abs",
+                raise param_error(owner, "max_abs",
                                   f"< {self.value_budget:g} (2**(first modulus bits - scale_bits "
                                   "- 1): larger values do not decrypt)", self.max_abs)
 

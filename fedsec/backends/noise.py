@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
@@ -48,16 +48,16 @@ from fedsec.backends.mask_terms import (
     pair_key_id,
     sum_plan,
 )
+from fedsec.declare import Choice, Declared, Float, Int, owner_of
 from fedsec.errors import CapabilityError, ValidationError
 from fedsec.registry import register
 from fedsec.seeding import generator
-from fedsec.validation import check_choice, check_float, check_int, param_error
+from fedsec.validation import param_error
 from fedsec.wire import Wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.federation import Federation
 
-OWNER = "backend 'noise'"
 #: The receiver announces the seed of a sparse mask graph's order under this tag.
 GRAPH_TAG = "noise.graph"
 
@@ -74,38 +74,31 @@ class NoiseBackend(MaskingBackend):
     exact = True
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        fraction_bits: int = 36
+    class Params(Declared):
+        fraction_bits: Annotated[int, Int(min=1, max=60)] = 36
         """Fixed-point fraction bits: values are encoded as round(x * 2**fraction_bits) modulo
         2**64."""
-        max_abs: float = 65536.0
+        max_abs: Annotated[float, Float(min=0.0, min_inclusive=False)] = 65536.0
         """Public bound on the magnitude of masked values; at most 2**(63 - fraction_bits) /
         max_summands, so sums fit in 64 bits."""
-        max_summands: int = 1024
+        max_summands: Annotated[int, Int(min=1)] = 1024
         """Terms a masked sum may add at most (sets the headroom max_abs must leave)."""
-        key_source: str = prg.SIMULATION
+        key_source: Annotated[str, Choice(*prg.KEY_SOURCES)] = prg.SIMULATION
         """Mask keys from the run's secret seed (simulation: reproducible, marked insecure in the
         transcript header) or from an X25519 agreement through the network (agreement)."""
-        n_neighbours: int = 0
+        n_neighbours: Annotated[int, Int(min=0)] = 0
         """Senders each sender masks with in a sum: 0 for all (the complete graph), or an even k
         for SecAgg+'s Harary graph (private unless a coalition holds all k neighbours of one)."""
 
         def __post_init__(self) -> None:
-            check_int(self.fraction_bits, owner=OWNER, name="fraction_bits", min_value=1,
-                      max_value=60)
-            check_float(self.max_abs, owner=OWNER, name="max_abs", min_value=0.0,
-                        min_inclusive=False)
-            check_int(self.max_summands, owner=OWNER, name="max_summands", min_value=1)
-            check_choice(self.key_source, owner=OWNER, name="key_source", choices=prg.KEY_SOURCES)
-            check_int(self.n_neighbours, owner=OWNER, name="n_neighbours", min_value=0)
             if self.n_neighbours % 2:
-                raise param_error(OWNER, "n_neighbours",
+                raise param_error(owner_of(self), "n_neighbours",
                                   "an even int >= 0 (0: every pair of senders masks)",
                                   self.n_neighbours)
             bound = z64_bound(self.fraction_bits, self.max_summands)
             if self.max_abs > bound:
                 raise param_error(
-                    OWNER, "max_abs",
+                    owner_of(self), "max_abs",
                     f"<= {bound:.6g} with fraction_bits={self.fraction_bits} and "
                     f"max_summands={self.max_summands} (so that sums fit in 64 bits)",
                     self.max_abs)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import gmpy2
 import numpy as np
@@ -44,16 +44,16 @@ from fedsec.backends.paillier_keys import (
     private_from_bytes,
     public_bytes,
 )
+from fedsec.declare import Bool, Choice, Declared, Float, Int, owner_of
 from fedsec.errors import CapabilityError, ValidationError
 from fedsec.keys import fingerprint
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int, param_error
+from fedsec.validation import param_error
 from fedsec.wire import Wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.federation import Federation
 
-OWNER = "backend 'paillier'"
 SECURE_KEY_BITS = (2048, 3072, 4096)
 KEY_SOURCES = ("simulation", "secrets")
 
@@ -114,39 +114,31 @@ class PaillierBackend(MaskingBackend):
     exact = True
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        key_bits: int = 3072
+    class Params(Declared):
+        key_bits: Annotated[int, Int(min=256)] = 3072
         """Modulus size of the key pair: 2048, 3072 (about 128-bit security) or 4096; smaller (at
         least 256) only with insecure_test_keys."""
-        fraction_bits: int = 36
+        fraction_bits: Annotated[int, Int(min=1, max=128)] = 36
         """Fixed-point fraction bits: every value is encoded with the pinned exponent
         -fraction_bits."""
-        max_abs: float = 65536.0
+        max_abs: Annotated[float, Float(min=0.0, min_inclusive=False)] = 65536.0
         """Public bound on the magnitude of encrypted values (sets each packed slot's integer bits);
         larger values are refused."""
-        headroom_bits: int = 10
+        headroom_bits: Annotated[int, Int(min=1, max=32)] = 10
         """Spare bits per packed slot: a sum may add up to 2**headroom_bits ciphertexts without
         overflow."""
-        key_source: str = "simulation"
+        key_source: Annotated[str, Choice(*KEY_SOURCES)] = "simulation"
         """Key pairs and obfuscators from the run's secret seed (simulation: reproducible,
         insecure) or from operating-system randomness (secrets)."""
-        insecure_test_keys: bool = False
+        insecure_test_keys: Annotated[bool, Bool()] = False
         """Allow key_bits below 2048, for fast tests only."""
 
         def __post_init__(self) -> None:
-            check_int(self.key_bits, owner=OWNER, name="key_bits", min_value=256)
             if self.key_bits not in SECURE_KEY_BITS and not self.insecure_test_keys:
                 raise param_error(
-                    OWNER, "key_bits",
+                    owner_of(self), "key_bits",
                     "2048, 3072 (the default, about 128-bit security) or 4096; smaller keys are "
                     "refused unless insecure_test_keys=true, for tests only", self.key_bits)
-            check_int(self.fraction_bits, owner=OWNER, name="fraction_bits", min_value=1,
-                      max_value=128)
-            check_float(self.max_abs, owner=OWNER, name="max_abs", min_value=0.0,
-                        min_inclusive=False)
-            check_int(self.headroom_bits, owner=OWNER, name="headroom_bits", min_value=1,
-                      max_value=32)
-            check_choice(self.key_source, owner=OWNER, name="key_source", choices=KEY_SOURCES)
             packing_for(self.key_bits, self.fraction_bits, self.max_abs, self.headroom_bits)
 
     def __init__(self, **params: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import os
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from fedsec.data.keystrokes import make_keystrokes
 from fedsec.data.synthetic import make_classification, make_fedcg_toy
 from fedsec.data.user_csv import from_csv
 from fedsec.errors import DataError, UnknownNameError, ValidationError
+from fedsec.params import did_you_mean
 from fedsec.validation import param_error
 
 LOADERS: Mapping[str, Callable[..., Dataset]] = MappingProxyType({
@@ -150,7 +152,8 @@ def load(name: str | os.PathLike[str], /, **options: Any) -> Dataset:
     if unknown:
         shown = os.fspath(name) if isinstance(name, os.PathLike) else name
         raise ValidationError(
-            f"Unknown option(s) {', '.join(map(repr, unknown))} for dataset {shown!r}. "
+            f"Unknown option(s) {', '.join(map(repr, unknown))} for dataset {shown!r}."
+            f"{did_you_mean(unknown, accepted)} "
             f"Accepted options: {', '.join(accepted) if accepted else '(none)'}."
         )
     return loader(**options)
@@ -255,7 +258,8 @@ def _loader(name: Any) -> Callable[..., Dataset]:
         if not Path(name).is_file():
             raise DataError(f"No CSV file exists at {name!r}.")
         return partial(from_csv, name)
-    raise UnknownNameError("dataset", name, dataset_names())
+    raise UnknownNameError("dataset", name, dataset_names(),
+                           close=difflib.get_close_matches(name, dataset_names(), n=3))
 
 
 def _options(loader: Callable[..., Dataset]) -> dict[str, Any]:

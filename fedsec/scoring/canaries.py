@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
+from fedsec.declare import Declared, Float
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
@@ -33,7 +34,6 @@ from fedsec.privacy.canary import default_guesses
 from fedsec.privacy.empirical import one_run_audit
 from fedsec.registry import register
 from fedsec.scoring.reconstruction import advantage, check_truth
-from fedsec.validation import check_float
 
 PAPER = "Steinke, Nasr and Jagielski, Privacy Auditing with One (1) Training Run, NeurIPS 2023"
 #: A score above this reads "included" (scores are about 1 when included, 0 when not).
@@ -101,20 +101,12 @@ class CanaryEpsilon(Scorer):
     }
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        beta: float = 0.05
+    class Params(Declared):
+        beta: Annotated[float, Float(min=0.0, min_inclusive=False, max=1.0,
+                                     max_inclusive=False)] = 0.05
         """One minus the confidence of the bound (split evenly over the guess counts tried)."""
-        delta: float = DEFAULT_DELTA
+        delta: Annotated[float, Float(min=0.0, max=1.0, max_inclusive=False)] = DEFAULT_DELTA
         """The delta the bound is stated at: the accountant's, to compare with its epsilon."""
-
-        def __post_init__(self) -> None:
-            owner = "scorer 'canary-epsilon'"
-            check_float(self.beta, owner=owner, name="beta", min_value=0.0, max_value=1.0,
-                        min_inclusive=False)
-            check_float(self.delta, owner=owner, name="delta", min_value=0.0)
-            if not self.beta < 1 or not self.delta < 1:
-                raise ValidationError(f"{owner}: beta must be in (0, 1) and delta in [0, 1). "
-                                      f"Got beta={self.beta!r}, delta={self.delta!r}.")
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:

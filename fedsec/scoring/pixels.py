@@ -17,16 +17,16 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
+from fedsec.declare import Declared, Float, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
 from fedsec.scoring.reconstruction import mean_over_targets, per_target
-from fedsec.validation import check_float
 
 
 def psnr(mse: float, data_range: float) -> float:
@@ -134,8 +134,8 @@ class PixelRecovery(Scorer):
                "re-identified (nearest true row), against the baseline.")
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        data_range: float = 2.0
+    class Params(Declared):
+        data_range: Annotated[float, Float(min=0.0, min_inclusive=False)] = 2.0
         """Peak-to-peak range of the pixel values in the PSNR, 10 log10(range^2 / mse) (2 for pixels
         in [-1, 1])."""
 
@@ -144,12 +144,10 @@ class PixelRecovery(Scorer):
         images when the row length is a square. Rows of another shape get no SSIM."""
 
         def __post_init__(self) -> None:
-            check_float(self.data_range, owner="scorer 'pixel-recovery'", name="data_range",
-                        min_value=0.0, min_inclusive=False)
             if self.image_shape != "auto" and not re.fullmatch(r"[1-9]\d*x[1-9]\d*",
                                                                self.image_shape):
                 raise ValidationError(
-                    f"The 'image_shape' parameter of scorer 'pixel-recovery' must be 'auto' or "
+                    f"The 'image_shape' parameter of {owner_of(self)} must be 'auto' or "
                     f"HEIGHTxWIDTH, such as 28x28; got {self.image_shape!r}.")
 
     reads = frozenset({"rows"})

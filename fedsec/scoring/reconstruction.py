@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
+from fedsec.declare import Declared, Float
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.validation import check_float
 
 
 def relative_error(estimate: np.ndarray, truth: np.ndarray) -> float:
@@ -55,16 +55,13 @@ def check_truth(keys: Iterable[str], truth: Mapping[str, Any]) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class EpsilonParams:
+class EpsilonParams(Declared):
     """The parameter of a scorer counting what is recovered within ``epsilon`` (relative
     error, or distance after matching), shared by the built-in scorers."""
 
-    epsilon: float = 0.05
+    epsilon: Annotated[float, Float(min=0.0)] = 0.05
     """A target counts as recovered when its error is at most epsilon (relative error, or distance
     after matching or alignment, as the scorer says; column-space: 1 - captured)."""
-
-    def __post_init__(self) -> None:
-        check_float(self.epsilon, owner="the scorer", name="epsilon", min_value=0.0)
 
 
 def per_target(reconstruction: Reconstruction, truth: Mapping[str, Any],

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
+from fedsec.declare import Choice, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
@@ -41,7 +42,6 @@ from fedsec.scoring.reconstruction import (
     check_truth,
     mean_over_targets,
 )
-from fedsec.validation import check_choice, check_int
 
 OWNER = "scorer 'matched-rows'"
 SOURCE_ROWS = "shared_rows"
@@ -112,24 +112,20 @@ class RowsParams(EpsilonParams):
     records by optimal matching, only where the adversary knows the pool is exactly the
     victim's), and the ``seed`` of the random projection baseline."""
 
-    pool: str = "victim"
+    pool: Annotated[str, Choice(*POOLS)] = "victim"
     """Candidate records a row is re-identified in: victim (the victim's own records), federation
     (every party's records of the same features) or auxiliary (the victim's records mixed with
     the run's held-out test records of the same features, which no party holds)."""
-    rule: str = "nearest"
+    rule: Annotated[str, Choice(*RULES)] = "nearest"
     """nearest record, or assignment (distinct records by optimal matching; only with
     pool=victim)."""
-    seed: int = 0
+    seed: Annotated[int, Int(min=0)] = 0
     """Seed of the random projection baseline."""
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        check_choice(self.pool, owner=OWNER, name="pool", choices=POOLS)
-        check_choice(self.rule, owner=OWNER, name="rule", choices=RULES)
-        check_int(self.seed, owner=OWNER, name="seed", min_value=0)
         if self.rule == "assignment" and self.pool != "victim":
             raise ValidationError(
-                f"{OWNER}: rule=assignment pairs each row with a distinct record, which "
+                f"{owner_of(self)}: rule=assignment pairs each row with a distinct record, which "
                 "assumes the pool is exactly the victim's records; use pool=victim, or "
                 f"rule=nearest with pool={self.pool}.")
 

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 
 from fedsec.backends import prg
 from fedsec.backends.primitives import secure_sum
+from fedsec.declare import Bool, Choice, Declared, Float, Int
 from fedsec.errors import ValidationError
 from fedsec.protocols.fedcg import krls, tags
 from fedsec.protocols.fedcg.model import KRLSModel
 from fedsec.seeding import keyed_generator
-from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -32,11 +32,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from fedsec.interfaces import MaskingBackend
 
 SERVER = "server"
-OWNER = "protocol 'fedcg'"
 
 
 @dataclass(frozen=True, kw_only=True)
-class FedCGParams:
+class FedCGParams(Declared):
     """Parameters of CenCG, FedCG naive and FedCG secure.
 
     ``gamma`` 0 means scikit-learn's ``"scale"``: ``1 / (n_features Var(X))``
@@ -45,40 +44,29 @@ class FedCGParams:
     defence). ``tol`` bounds the squared residual relative to its start.
     """
 
-    n_landmarks: int = 50
+    n_landmarks: Annotated[int, Int(min=1)] = 50
     """Number of Nyström landmarks m (the columns of the kernel block); P landmarks need at least m
     training rows."""
-    landmark_method: str = "P"
+    landmark_method: Annotated[str, Choice(*krls.LANDMARK_METHODS)] = "P"
     """How landmarks are drawn from the clients' shared seed: P (training rows, whose features their
     owners send in the clear), U (uniform in [0, 1] per feature) or N (normal with the pooled
     training mean and std)."""
-    gamma: float = 0.0
+    gamma: Annotated[float, Float(min=0.0)] = 0.0
     """RBF kernel width in exp(-gamma ||x - w||^2); 0: scikit-learn's "scale", 1 / (n_features
     Var(X)) from pooled training statistics."""
-    gamma_jitter: float = 0.0
+    gamma_jitter: Annotated[float, Float(min=0.0)] = 0.0
     """Per-landmark width gamma (1 + u_j), u_j ~ U(0, gamma_jitter), a defence; 0: one common
     width."""
-    regularization: float = 1e-3
+    regularization: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1e-3
     """Ridge weight lambda in (K^T K + lambda I) alpha = K^T Y."""
-    tol: float = 1e-24
+    tol: Annotated[float, Float(min=0.0)] = 1e-24
     """Conjugate gradient stops when every column's squared residual is below tol times its starting
     value."""
-    max_epochs: int = 500
+    max_epochs: Annotated[int, Int(min=1)] = 500
     """Conjugate gradient epochs at most (the federated protocols exchange messages in each)."""
-    server_knows_seed: bool = True
+    server_knows_seed: Annotated[bool, Bool()] = True
     """The hospital also gives the clients' shared seed (landmarks, widths, alpha0) to the server,
     as in the paper's design."""
-
-    def __post_init__(self) -> None:
-        check_int(self.n_landmarks, owner=OWNER, name="n_landmarks", min_value=1)
-        check_choice(self.landmark_method, owner=OWNER, name="landmark_method",
-                     choices=krls.LANDMARK_METHODS)
-        check_float(self.gamma, owner=OWNER, name="gamma", min_value=0.0)
-        check_float(self.gamma_jitter, owner=OWNER, name="gamma_jitter", min_value=0.0)
-        check_float(self.regularization, owner=OWNER, name="regularization", min_value=0.0,
-                    min_inclusive=False)
-        check_float(self.tol, owner=OWNER, name="tol", min_value=0.0)
-        check_int(self.max_epochs, owner=OWNER, name="max_epochs", min_value=1)
 
 
 @dataclass

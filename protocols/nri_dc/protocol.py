@@ -35,10 +35,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
+from fedsec.declare import Bool, Choice, Declared, Float, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transforms
 from fedsec.outcomes import Outcome
@@ -47,7 +48,6 @@ from fedsec.protocols.nri_dc import maths, models, tags
 from fedsec.registry import register
 from fedsec.scoring.rows import SOURCE_ROWS
 from fedsec.seeding import generator
-from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -56,11 +56,10 @@ if TYPE_CHECKING:  # pragma: no cover
 PAPER = ("Nosaka and Yoshise, Data Collaboration Analysis Over Matrix Manifolds, "
          "arXiv:2403.02780 (NRI-DC: Imakura et al., Information Fusion 98, 2023)")
 MASTER = "master"
-OWNER = "protocol 'nri-dc'"
 
 
 @dataclass(frozen=True, kw_only=True)
-class NRIDCParams:
+class NRIDCParams(Declared):
     """Parameters of NRI-DC.
 
     ``collab``: the collaboration function (ls, gep, opp, gopp, rdp).
@@ -80,77 +79,59 @@ class NRIDCParams:
     violate it before sharing (set by the ``epsilon-dr-downsampling`` defence).
     """
 
-    collab: str = "opp"
+    collab: Annotated[str, Choice(*collab.METHODS)] = "opp"
     """The master's collaboration function: ls, gep, opp (the paper's proposal), gopp or rdp."""
-    model: str = "logistic"
+    model: Annotated[str, Choice(*models.MODELS)] = "logistic"
     """The master's model h and the workers' own models: logistic, mlp or random-forest
     (scikit-learn)."""
-    n_components: int = 0
+    n_components: Annotated[int, Int(min=0)] = 0
     """m_tilde, the columns of each worker's secret map F_i (at most the number of features); 0:
     floor(3 m / 4) of m features."""
-    sigma: float = 0.1
+    sigma: Annotated[float, Float(min=0.0)] = 0.1
     """Scale of the perturbation sigma E_i added before each worker's PCA (0.1 is ours: the paper's
     value is lost)."""
-    noise: str = "normal"
+    noise: Annotated[str, Choice(*maths.NOISE_KINDS)] = "normal"
     """Distribution of the perturbation E_i's entries: normal (standard normal, the paper's) or
     uniform (U[0, 1))."""
-    n_anchor: int = 2000
+    n_anchor: Annotated[int, Int(min=1)] = 2000
     """Rows of the shared anchor X_anc (2000, the DC papers' usual choice: the paper's value is
     lost)."""
-    anchor: str = "normal"
+    anchor: Annotated[str, Choice(*maths.ANCHOR_KINDS)] = "normal"
     """How the anchor is drawn: normal (standard normal entries, the paper's), uniform (U[0, 1)
     entries) or public (rows of anchor_dataset)."""
     anchor_dataset: str = ""
     """The named public dataset the anchor's rows come from; given with anchor=public and only
     then."""
-    rdp_weight: float = 1.0
+    rdp_weight: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
     """Weight of RDP's rank-deficiency penalty."""
-    rdp_init: str = "opp"
+    rdp_init: Annotated[str, Choice("ls", "opp")] = "opp"
     """RDP's starting point: the ls or opp solution."""
-    max_iterations: int = 500
+    max_iterations: Annotated[int, Int(min=1)] = 500
     """Iterations at most of GOPP and of RDP's optimiser."""
-    tol: float = 1e-8
+    tol: Annotated[float, Float(min=0.0)] = 1e-8
     """Stopping tolerance of GOPP (relative change of the target Z) and of RDP's optimiser
     (ftol)."""
-    rescale: bool = True
+    rescale: Annotated[bool, Bool()] = True
     """Multiply every G_i by one common factor so the collaborative representation has the data's
     size (a no-op for square orthogonal G_i)."""
-    dr_epsilon: float = 0.0
+    dr_epsilon: Annotated[float, Float(min=0.0)] = 0.0
     """Each worker checks epsilon-DR at this epsilon (every sample's reconstruction error ||x - x F
     F^+|| at least epsilon, feature units); 0: no check."""
-    dr_downsample: bool = False
+    dr_downsample: Annotated[bool, Bool()] = False
     """Drop the samples that violate epsilon-DR before sharing (needs dr_epsilon > 0; the
     epsilon-dr-downsampling defence sets it)."""
 
     def __post_init__(self) -> None:
-        check_choice(self.collab, owner=OWNER, name="collab", choices=collab.METHODS)
-        check_choice(self.model, owner=OWNER, name="model", choices=models.MODELS)
-        check_int(self.n_components, owner=OWNER, name="n_components", min_value=0)
-        check_float(self.sigma, owner=OWNER, name="sigma", min_value=0.0)
-        check_choice(self.noise, owner=OWNER, name="noise", choices=maths.NOISE_KINDS)
-        check_int(self.n_anchor, owner=OWNER, name="n_anchor", min_value=1)
-        check_choice(self.anchor, owner=OWNER, name="anchor", choices=maths.ANCHOR_KINDS)
+        owner = owner_of(self)
         if (self.anchor == "public") != bool(self.anchor_dataset):
             raise ValidationError(
-                f"The 'anchor_dataset' parameter of {OWNER} names the public table of "
+                f"The 'anchor_dataset' parameter of {owner} names the public table of "
                 "anchor='public' and only then. Got anchor="
                 f"{self.anchor!r} with anchor_dataset={self.anchor_dataset!r} instead."
             )
-        check_float(self.rdp_weight, owner=OWNER, name="rdp_weight", min_value=0.0,
-                    min_inclusive=False)
-        check_choice(self.rdp_init, owner=OWNER, name="rdp_init", choices=("ls", "opp"))
-        check_int(self.max_iterations, owner=OWNER, name="max_iterations", min_value=1)
-        check_float(self.tol, owner=OWNER, name="tol", min_value=0.0)
-        for name in ("rescale", "dr_downsample"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValidationError(
-                    f"The {name!r} parameter of {OWNER} must be a bool. "
-                    f"Got {getattr(self, name)!r} instead."
-                )
-        check_float(self.dr_epsilon, owner=OWNER, name="dr_epsilon", min_value=0.0)
         if self.dr_downsample and self.dr_epsilon <= 0:
             raise ValidationError(
-                f"The 'dr_epsilon' parameter of {OWNER} must be > 0 when dr_downsample is on. "
+                f"The 'dr_epsilon' parameter of {owner} must be > 0 when dr_downsample is on. "
                 f"Got {self.dr_epsilon!r} instead."
             )
 

@@ -47,7 +47,8 @@ def test_describe_json_is_the_same_as_data() -> None:
     assert params["key_source"]["constraints"][0]["choices"] == ["simulation", "secrets"]
     assert params["insecure_test_keys"] == {
         "name": "insecure_test_keys", "type": "bool", "default": False, "required": False,
-        "allowed": None, "constraints": [], "meaning": params["insecure_test_keys"]["meaning"]}
+        "allowed": "true or false", "constraints": [{"kind": "bool"}],
+        "meaning": params["insecure_test_keys"]["meaning"]}
 
 
 def test_unknown_names_are_usage_errors_with_close_matches(

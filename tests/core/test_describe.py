@@ -76,7 +76,7 @@ def test_fedcg_shows_type_default_range_and_meaning() -> None:
     assert by_name["regularization"].allowed == "> 0"
     assert by_name["landmark_method"].allowed == "one of 'P', 'U', 'N'"
     assert "Nyström landmarks" in n_landmarks.meaning
-    assert by_name["server_knows_seed"].constraints == ()
+    assert by_name["server_knows_seed"].allowed == "true or false"
 
 
 def test_an_undocumented_plug_in_is_described_from_its_dataclass() -> None:

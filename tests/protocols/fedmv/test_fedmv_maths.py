@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,60 @@ def start(Xs, C: int, rng: np.random.Generator):
     n = Xs[0].shape[0]
     return ([rng.normal(size=(X.shape[1], C)) for X in Xs],
             [maths.orthonormal(rng, n, C) for _ in Xs], maths.orthonormal(rng, n, C))
+
+
+def spd_system(seed: int, d: int, C: int) -> tuple[np.ndarray, np.ndarray]:
+    """A Gram matrix plus a positive diagonal spanning many magnitudes, as IRLS builds it."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(d + int(rng.integers(0, 3 * d)), d)) * rng.uniform(0.01, 10.0)
+    A = X.T @ X
+    A.ravel()[::d + 1] += 10.0 ** rng.uniform(-6, 6, size=d)
+    return A, rng.normal(size=(d, C))
+
+
+def irls_reference(X: np.ndarray, Z: np.ndarray, beta: float, W0: np.ndarray, *,
+                   eps: float = 1e-8, tol: float = 1e-8, max_iter: int = 50
+                   ) -> tuple[np.ndarray, int]:
+    """IRLS written plainly, with scipy's checked solve (the oracle of the fast loop)."""
+    G, B, W = X.T @ X, X.T @ Z, np.array(W0, dtype=np.float64)
+    for step in range(1, max_iter + 1):
+        a = 1.0 / (2.0 * (np.linalg.norm(W, axis=1) + eps))
+        W_new = scipy.linalg.solve(G + beta * np.diag(a), B, assume_a="pos")
+        change = np.linalg.norm(W_new - W) / max(float(np.linalg.norm(W)), maths.TINY)
+        W = W_new
+        if change <= tol:
+            return W, step
+    return W, max_iter
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 64), C=st.integers(1, 10))
+def test_solve_spd_has_the_bits_of_scipys_positive_definite_solve(seed: int, d: int,
+                                                                  C: int) -> None:
+    A, B = spd_system(seed, d, C)
+    x = maths.solve_spd(A, B)
+    expected = scipy.linalg.solve(A, B, assume_a="pos")
+    assert np.array_equal(x, expected)
+    assert x.flags.c_contiguous == expected.flags.c_contiguous
+
+
+def test_solve_spd_refuses_a_matrix_that_is_not_positive_definite() -> None:
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        maths.solve_spd(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones((2, 1)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.sampled_from([1, 5, 32, 47]),
+       C=st.sampled_from([1, 2, 10]), beta=st.floats(1e-3, 1e2),
+       tol=st.sampled_from([0.0, 1e-12, 1e-8]))
+def test_irls_has_the_bits_and_steps_of_the_plain_loop(seed: int, d: int, C: int, beta: float,
+                                                       tol: float) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(int(rng.integers(d, 4 * d + 10)), d))
+    Z, W0 = rng.normal(size=(X.shape[0], C)), rng.normal(size=(d, C))
+    W, steps = maths.irls_weights(X, Z, beta, W0, tol=tol, max_iter=40)
+    W_ref, steps_ref = irls_reference(X, Z, beta, W0, tol=tol, max_iter=40)
+    assert steps == steps_ref and np.array_equal(W, W_ref)
 
 
 def test_irls_without_penalty_is_least_squares() -> None:

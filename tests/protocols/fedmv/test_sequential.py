@@ -3,6 +3,7 @@ transcript; update clipping; torch missing is one clear line."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Callable
 
@@ -113,3 +114,28 @@ def test_without_torch_one_line_names_the_extra(monkeypatch: pytest.MonkeyPatch)
         extractor._extractor_class.cache_clear()
     message = str(caught.value)
     assert "\n" not in message and "fedsec[nn]" in message and "torch==2.13.0" in message
+
+
+def test_deterministic_sets_the_flag_inside_restores_it_and_skips_the_compiler() -> None:
+    # a fresh process: the compiler's import (about a second) is what the context avoids
+    code = ("import sys, torch\n"
+            "from fedsec import nn\n"
+            "before = torch.are_deterministic_algorithms_enabled()\n"
+            "with nn.deterministic(0):\n"
+            "    inside = torch.are_deterministic_algorithms_enabled()\n"
+            "print(before, inside, torch.are_deterministic_algorithms_enabled(),\n"
+            "      'torch._inductor' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "False", "False"]
+
+
+def test_deterministic_keeps_the_compilers_option_in_step_once_it_is_loaded() -> None:
+    import torch._inductor.config as inductor_config
+
+    from fedsec import nn
+
+    with nn.deterministic(0):
+        assert torch.are_deterministic_algorithms_enabled() and inductor_config.deterministic
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert not inductor_config.deterministic
