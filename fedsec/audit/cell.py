@@ -27,7 +27,9 @@ from fedsec.runner import RunConfig, RunResult, run
 from fedsec.threads import limited_threads
 from fedsec.views import build_view
 
-CELL_SCHEMA_VERSION = "1"
+CELL_SCHEMA_VERSION = "2"
+"""2: cells record the run's ``privacy`` and an agreement verdict that is null where no
+agreement is claimed; a cell stored under 1 is stale and runs again."""
 #: Statuses a stored cell records.
 CELL_STATUSES = ("ok", "error")
 #: Input files larger than this are fingerprinted by size and time, not read whole.

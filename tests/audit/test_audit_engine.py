@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from fedsec.audit import load_spec, run_audit
+from fedsec.audit.cell import CELL_SCHEMA_VERSION
 from fedsec.report import build_report
 
 FEDSEC = [sys.executable, "-m", "fedsec.cli.main"]
@@ -333,7 +334,8 @@ def test_a_changed_csv_dataset_or_fedsec_version_reruns_the_cell(
 @pytest.mark.parametrize("planted", [
     {"status": "ok", "cell": "bogus"},
     {"status": "ok", "cell": "ID"},
-    {"schema_version": "1", "status": "ok", "cell": "ID", "configuration": "x", "config": {},
+    {"schema_version": CELL_SCHEMA_VERSION, "status": "ok", "cell": "ID", "configuration": "x",
+     "config": {},
      "dataset": "iris", "command": "", "seconds": 1.0, "metrics": {}, "reference_metrics": {},
      "cost": {}, "versions": {}, "backend": {}, "attacks": [{"attack": "x"}]},
     ["not", "an", "object"],
@@ -386,3 +388,21 @@ def test_an_edited_component_beside_the_scenario_reruns_the_cell(
     messages.clear()
     run_audit(load_spec(tmp_path / "own.toml"), out, progress=messages.append)
     assert messages[0].startswith("1 cells, 0 already done, 1 to run")
+
+
+def test_a_cell_stored_under_the_previous_schema_runs_again(tmp_path: Path) -> None:
+    """Cells stored before they recorded the run's privacy and the agreement verdict are
+    stale: a resumed audit runs them again rather than reporting what they never held."""
+    spec = load_spec(write(tmp_path))
+    out = tmp_path / "out"
+    cells = run_audit(spec, out)
+    stored = out / "cells" / f"{cells[0]['cell']}.json"
+    old = json.loads(stored.read_text())
+    old["schema_version"] = "1"
+    old.pop("privacy", None)
+    stored.write_text(json.dumps(old))
+    messages: list[str] = []
+    again = run_audit(spec, out, progress=messages.append)
+    assert messages[0].startswith(f"{len(cells)} cells, {len(cells) - 1} already done, 1 to run")
+    rerun = next(c for c in again if c["cell"] == cells[0]["cell"])
+    assert rerun["schema_version"] == CELL_SCHEMA_VERSION and "privacy" in rerun
