@@ -170,6 +170,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.attacks.linear_inference:LinearInference",
             "Least squares over observed messages linear in a secret (FDSKL's masked partial products, FedCG's Gram products), with noise of known mean and shared offsets.",
         ),
+        "mask-share-coalition": (
+            "fedsec.attacks.mask_shares:MaskShareCoalition",
+            "The aggregator with colluding senders rebuilds a sender's masks from the key shares of a dropout-tolerant noise sum and reads its contribution (at or above the Shamir threshold).",
+        ),
         "multilateration": (
             "fedsec.attacks.fedcg.multilateration:Multilateration",
             "Kernel blocks to distances to landmarks, then linear least squares (landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).",

@@ -23,7 +23,6 @@ other; :func:`owner_of` gives it the same owner for its messages.
 
 from __future__ import annotations
 
-import functools
 import typing
 import weakref
 from collections.abc import Callable, Iterator
@@ -147,26 +146,29 @@ def check_declared(params: Any) -> None:
 class Declared:
     """Base of a ``Params`` dataclass whose fields declare their constraints.
 
-    Its ``__post_init__`` checks the declarations; a subclass's own
-    ``__post_init__`` (relations between fields) runs after them, without
-    calling ``super()``.
+    Its ``__post_init__`` checks the declarations, then runs the ``__post_init__`` each class
+    of the hierarchy wrote by hand (relations between fields), base class first: a subclass's
+    own checks add to its parents' and never replace them, and none calls ``super()``.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("__post_init__")
-        if own is not None and not getattr(own, "_checks_declared", False):
-            setattr(cls, "__post_init__", _after_declared(own))  # noqa: B010
+        if own is not None and own is not _run_declared:
+            setattr(cls, RELATIONS, own)
+            setattr(cls, "__post_init__", _run_declared)  # noqa: B010
 
     def __post_init__(self) -> None:
-        check_declared(self)
+        _run_declared(self)
 
 
-def _after_declared(post_init: Callable[[Any], None]) -> Callable[[Any], None]:
-    @functools.wraps(post_init)
-    def run(self: Any) -> None:
-        check_declared(self)
-        post_init(self)
+#: Where a class keeps the ``__post_init__`` it wrote (its relations between fields).
+RELATIONS = "_declared_relations"
 
-    run._checks_declared = True  # type: ignore[attr-defined]
-    return run
+
+def _run_declared(self: Any) -> None:
+    check_declared(self)
+    for klass in reversed(type(self).__mro__):
+        relations: Callable[[Any], None] | None = klass.__dict__.get(RELATIONS)
+        if relations is not None:
+            relations(self)

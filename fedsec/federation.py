@@ -201,8 +201,16 @@ class Federation:
         secret material, shows only the fingerprint (deliveries still count
         the material's real size on the wire).
         """
-        info = {"fingerprint": fingerprint(material), "public": public, **(meta or {})}
         self.hold_key(owner, key_id, material, public=public, meta=meta)
+        self.deliver_key(owner, key_id, material, to=to, public=public, meta=meta)
+
+    def deliver_key(
+        self, owner: str, key_id: str, material: bytes, *, to: Iterable[str],
+        public: bool = False, meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Send a key ``owner`` holds already to each party in ``to`` (the deliveries of
+        :meth:`share_key`: the fingerprint on the wire, the material's size counted)."""
+        info = {"fingerprint": fingerprint(material), "public": public, **(meta or {})}
         shown = bytes.fromhex(info["fingerprint"])
         for receiver in to:
             got = self.network.send(owner, receiver, "key.share", shown,

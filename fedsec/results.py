@@ -278,11 +278,11 @@ def majority_rate(y: np.ndarray) -> tuple[int, float]:
 def quality_warnings(federated: Mapping[str, Any], centralized: Mapping[str, Any],
                      y_test: np.ndarray, *, task: str, protocol: str,
                      class_names: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Warnings about a classifier's federated test accuracy (none for regression or when
-    the protocol reports no ``accuracy``): below the test set's majority-class rate, the
-    model does worse than always answering the most frequent class, which usually means
-    the training diverged or stopped far from a solution, not that the federation costs
-    that much.
+    """Warnings about a model that does worse than a constant: a classifier's federated test
+    accuracy below the test set's majority-class rate, or a regression's test ``mse`` above
+    the test targets' variance (the error of always predicting their mean). Either usually
+    means the training diverged or stopped far from a solution, not that the federation costs
+    that much. None when the protocol reports neither figure.
 
     Examples
     --------
@@ -292,30 +292,47 @@ def quality_warnings(federated: Mapping[str, Any], centralized: Mapping[str, Any
     >>> len(quality_warnings({"accuracy": 0.5}, {}, np.array([0, 1, 1, 1]), task="binary",
     ...                      protocol="p"))
     1
+    >>> len(quality_warnings({"mse": 3.0}, {}, np.array([0.0, 2.0]), task="regression",
+    ...                      protocol="p"))  # the variance is 1
+    1
     """
-    if task == "regression" or not _number(federated.get("accuracy")) or np.size(y_test) == 0:
+    if np.size(y_test) == 0:
         return ()
-    accuracy = float(federated["accuracy"])
-    top, rate = majority_rate(y_test)
-    if accuracy >= rate - 1e-12:
-        return ()
-    name = class_names[top] if top < len(class_names) else str(top)
-    reference = (float(centralized["accuracy"]) if _number(centralized.get("accuracy"))
-                 else None)
+    if task == "regression":
+        if not _number(federated.get("mse")):
+            return ()
+        error, variance = float(federated["mse"]), float(np.var(np.asarray(y_test, float)))
+        if error <= variance + 1e-12:
+            return ()
+        worse = (f"The federated model's test mean squared error {error:.4g} is above the "
+                 f"test targets' variance {variance:.4g} (always predicting their mean)")
+        key, shown, reference_worse = "mse", "{:.4g}", lambda value: value > variance + 1e-12
+    else:
+        if not _number(federated.get("accuracy")):
+            return ()
+        accuracy = float(federated["accuracy"])
+        top, rate = majority_rate(y_test)
+        if accuracy >= rate - 1e-12:
+            return ()
+        name = class_names[top] if top < len(class_names) else str(top)
+        worse = (f"The federated model's test accuracy {accuracy:.3f} is below the test "
+                 f"set's majority-class rate {rate:.3f} (always answering class {name!r})")
+        key, shown, reference_worse = "accuracy", "{:.3f}", lambda value: value < rate - 1e-12
+    reference = float(centralized[key]) if _number(centralized.get(key)) else None
     if reference is None:
         where = "No centralized reference was computed to tell the two apart."
-    elif reference < rate - 1e-12:
-        where = (f"The centralized reference scores {reference:.3f}, below it too: "
+    elif reference_worse(reference):
+        where = (f"The centralized reference scores {shown.format(reference)}, worse than "
+                 "that too: "
                  "the training settings fail, not the federation.")
     else:
-        where = (f"The centralized reference scores {reference:.3f}: the federated "
+        where = (f"The centralized reference scores {shown.format(reference)}: the federated "
                  "training lost what the pooled one learned.")
-    return (f"The federated model's test accuracy {accuracy:.3f} is below the test "
-            f"set's majority-class rate {rate:.3f} (always answering class {name!r}): the "
-            "model does worse than a constant guess, so its accuracy and its gap to the "
-            f"reference say little about the protocol. {where} Try other training settings: a "
-            "smaller step size or learning rate, more iterations or epochs, another loss or "
-            f"regularization ('fedsec describe {protocol}' lists the parameters).",)
+    return (f"{worse}: the model does worse than a constant guess, so its {key} and its gap "
+            f"to the reference say little about the protocol. {where} Try other training "
+            "settings: a smaller step size or learning rate, more iterations or epochs, "
+            f"another loss or regularization ('fedsec describe {protocol}' lists the "
+            "parameters).",)
 
 
 def versions() -> dict[str, str]:

@@ -10,7 +10,7 @@ size and metadata are visible, its content is not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from fedsec.backends.api import backends
 from fedsec.errors import CapabilityError
 from fedsec.threat import ThreatModel
 from fedsec.transcript import Message
+from fedsec.transcript.columnar import ColumnMessages
 
 #: Protections whose payload anyone on the link can read.
 READABLE_WITHOUT_KEY = frozenset({"plain"})
@@ -35,15 +36,17 @@ class View:
         The adversary.
     header : Mapping
         The run's public facts (protocol, parameters, parties and roles).
-    messages : tuple of Message
-        Messages on observed links, in transcript order.
+    messages : sequence of Message
+        Messages on observed links, in transcript order: a tuple, or, for a transcript read
+        from a file, a :class:`~fedsec.transcript.columnar.ColumnMessages` that builds each
+        message from the file's record batches when it is read.
     knowledge : Mapping
         Each coalition member's private holdings, ``{party: {name: value}}``.
     """
 
     threat: ThreatModel
     header: Mapping[str, Any]
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     knowledge: Mapping[str, Mapping[str, np.ndarray | bytes]]
 
     @property
@@ -63,10 +66,14 @@ class View:
 
     def select(self, **where: Any) -> list[Message]:
         """Observed messages whose fields equal the given values, e.g. ``select(tag="x")``."""
+        if isinstance(self.messages, ColumnMessages):  # compared in the columns
+            return self.messages.select(**where)
         return [m for m in self.messages if all(getattr(m, k) == v for k, v in where.items())]
 
     def tags(self) -> frozenset[str]:
         """Tags of every observed message."""
+        if isinstance(self.messages, ColumnMessages):
+            return self.messages.tags()
         return frozenset(m.tag for m in self.messages)
 
     def can_open(self, message: Message) -> bool:

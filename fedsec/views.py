@@ -7,7 +7,7 @@ returns (:mod:`fedsec.view`) is all an attack receives.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,9 @@ from fedsec.errors import FedsecError
 from fedsec.private_store import party_entries
 from fedsec.registry import protocols
 from fedsec.threat import ThreatModel
-from fedsec.transcript import Transcript
+from fedsec.transcript import Message, Transcript
+from fedsec.transcript.columnar import ColumnMessages
+from fedsec.transcript.log import MessageLog
 from fedsec.view import READABLE_WITHOUT_KEY, View
 
 __all__ = ["READABLE_WITHOUT_KEY", "View", "build_view", "renamed_tags"]
@@ -58,18 +60,35 @@ def build_view(
 
     Messages keep their content; tags a transcript of an older fedsec wrote
     under a name since renamed are shown under today's name
-    (:func:`renamed_tags`).
+    (:func:`renamed_tags`). A transcript read from a file keeps its record batches: the
+    view selects their rows (:meth:`ColumnMessages.observed`), building no message until
+    one is read.
     """
     if isinstance(threat, str):
         threat = ThreatModel.parse(threat)
     threat.check_parties(transcript.parties)
     renamed = renamed_tags(transcript.header)
-    observed = tuple(
-        m._replace(tag=renamed[m.tag]) if m.tag in renamed else m
-        for m in transcript.messages if threat.observes(m.sender, m.receiver)
-    )
+    columns = _columns(transcript.messages)
+    observed: Sequence[Message]
+    if columns is not None:
+        observed = columns.observed(threat.observes, renamed)
+    else:
+        observed = tuple(
+            m._replace(tag=renamed[m.tag]) if m.tag in renamed else m
+            for m in transcript.messages if threat.observes(m.sender, m.receiver)
+        )
     knowledge = {
         member: party_entries(private, member) if private is not None else {}
         for member in threat.members
     }
     return View(threat=threat, header=transcript.header, messages=observed, knowledge=knowledge)
+
+
+def _columns(messages: Sequence[Message]) -> ColumnMessages | None:
+    """``messages`` as record batches, when they come from a file (a run streamed to one
+    reads it back so); None for messages held otherwise."""
+    if isinstance(messages, ColumnMessages):
+        return messages
+    if isinstance(messages, MessageLog):
+        return messages.columns()
+    return None

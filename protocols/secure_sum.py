@@ -10,9 +10,10 @@ Nothing is trained: the result's ``model`` is None.
 
 **Canary mode** (``canaries = m``), for the white-box one-run audit of Steinke, Nasr and
 Jagielski ("Privacy Auditing with One (1) Training Run", NeurIPS 2023): one data party (the
-first, or ``canary_party``) appends a block of ``canary_dimension`` coordinates (10 per canary
-by default) to its vector, holding the sum of the canaries it includes: ``m`` random sign
-directions of norm ``canary_norm`` (:func:`fedsec.privacy.canary.draw_canary_signs`), drawn
+first, or ``canary_party``) appends a block of ``canary_dimension`` coordinates (the smallest
+power of two at least ``m`` by default) to its vector, holding the sum of the canaries it
+includes: ``m`` orthogonal random sign directions of norm ``canary_norm``
+(:func:`fedsec.privacy.canary.draw_canary_signs`), drawn
 from a public seed recorded in every contribution's metadata
 (:data:`CANARY_META`, so that any adversary regenerates them from its View), each included with
 probability 1/2 from the party's own secret stream. Which canaries went in is kept in the
@@ -42,7 +43,12 @@ from fedsec.declare import Choice, Declared, Float, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transforms
 from fedsec.outcomes import Outcome
-from fedsec.privacy.canary import draw_canary_signs, draw_inclusion, sign_block
+from fedsec.privacy.canary import (
+    canary_dimension,
+    draw_canary_signs,
+    draw_inclusion,
+    sign_block,
+)
 from fedsec.registry import register
 from fedsec.seeding import generator
 
@@ -67,8 +73,6 @@ CANARY_META = (CANARY_SEED, CANARY_COUNT, CANARY_NORM, CANARY_DIMENSION, CANARY_
 CANARY_INCLUDED = "canary_included"
 #: The purpose the canary directions' generator is derived for, under the public seed.
 CANARY_PURPOSE = "secure-sum/canaries"
-#: Coordinates per canary in the canary block, unless ``canary_dimension`` says otherwise.
-CANARY_COORDINATES = 10
 
 
 def local_statistic(X: np.ndarray, statistic: str) -> np.ndarray:
@@ -109,9 +113,9 @@ def canary_signs(meta: Mapping[str, Any]) -> np.ndarray:
 
     Examples
     --------
-    >>> meta = {CANARY_SEED: 3, CANARY_COUNT: 2, CANARY_DIMENSION: 20}
+    >>> meta = {CANARY_SEED: 3, CANARY_COUNT: 2, CANARY_DIMENSION: 16}
     >>> canary_signs(meta).shape, bool(np.all(canary_signs(meta) == canary_signs(dict(meta))))
-    ((2, 20), True)
+    ((2, 16), True)
     """
     missing = [key for key in (CANARY_SEED, CANARY_COUNT, CANARY_DIMENSION) if key not in meta]
     if missing:
@@ -151,31 +155,33 @@ class SecureSum(Protocol):
         """What each party's vector holds: sum (column sums and row count: the pooled mean) or
         moments (also sums of squares: the pooled variance)."""
         canaries: Annotated[int, Int(min=0)] = 0
-        """Canary mode for a one-run privacy audit: this many canaries (random sign
+        """Canary mode for a one-run privacy audit: this many canaries (orthogonal random sign
         directions), each included with probability 1/2 in one party's vector; 0: none."""
         canary_norm: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
         """The L2 norm of each canary: how far including one moves its party's vector (keep it
         at most the defence's clip or declared sensitivity)."""
         canary_dimension: Annotated[int, Int(min=0)] = 0
-        """The coordinates of the canary block appended to every vector (at least 'canaries');
-        0: 10 per canary."""
+        """The coordinates of the canary block appended to every vector: a power of two at
+        least 'canaries'; 0: the smallest such."""
         canary_party: str = ""
         """The data party that includes the canaries; empty: the first."""
 
         def __post_init__(self) -> None:
-            if self.canaries and self.canary_dimension \
-                    and self.canary_dimension < self.canaries:
+            dimension = self.canary_dimension
+            if self.canaries and dimension and (dimension < self.canaries
+                                                or dimension & (dimension - 1)):
                 raise ValidationError(
-                    f"The 'canary_dimension' parameter of {owner_of(self)} must be 0 (10 "
-                    f"coordinates per canary) or at least 'canaries' ({self.canaries}). Got "
-                    f"{self.canary_dimension} instead.")
+                    f"The 'canary_dimension' parameter of {owner_of(self)} must be 0 (the "
+                    f"smallest power of two at least 'canaries', here "
+                    f"{canary_dimension(self.canaries)}) or a power of two at least "
+                    f"'canaries' ({self.canaries}). Got {dimension} instead.")
 
         @property
         def canary_coordinates(self) -> int:
             """The length of the canary block (0 without canaries)."""
             if not self.canaries:
                 return 0
-            return self.canary_dimension or CANARY_COORDINATES * self.canaries
+            return self.canary_dimension or canary_dimension(self.canaries)
 
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:

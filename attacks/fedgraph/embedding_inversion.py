@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
@@ -49,17 +50,16 @@ from fedsec.attacks.fedgraph.gauss_newton import invert_from_starts, relu_layers
 from fedsec.attacks.fedgraph.inversion import embed, extractor_from
 from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
 from fedsec.convergence import Convergence, combine
-from fedsec.errors import ValidationError
+from fedsec.declare import Declared, Int, owner_of
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import held_value, value_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_int
+from fedsec.validation import param_error
 from fedsec.view import View
 
-OWNER = "attack 'embedding-inversion'"
 SOURCES = {tags.TEST_EMBEDDINGS: tags.TEST_INPUTS, tags.TRAIN_EMBEDDINGS: tags.TRAIN_INPUTS,
            tags.CLUSTER_EMBEDDINGS: tags.CLUSTER_INPUTS}
 NAMED = {"test": tags.TEST_EMBEDDINGS, "train": tags.TRAIN_EMBEDDINGS,
@@ -68,25 +68,30 @@ OWN_INPUTS = held_value(tags.TRAIN_INPUTS)
 START_KINDS = ("nearest", "prior", "zero")
 
 
-def parse_starts(text: str) -> list[tuple[str, int]]:
-    """``"nearest:5,prior,zero"`` as ``[("nearest", 5), ("prior", 1), ("zero", 1)]``.
+def parse_starts(text: str, *, owner: str = "parse_starts") -> list[tuple[str, int]]:
+    """``"nearest:5,prior,zero"`` as ``[("nearest", 5), ("prior", 1), ("zero", 1)]``; a refusal
+    names ``owner``.
 
     Examples
     --------
     >>> parse_starts("nearest:2,zero")
     [('nearest', 2), ('zero', 1)]
+    >>> parse_starts("zero,zero")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fedsec.errors.ValidationError: The 'starts' parameter of parse_starts must be a comma-sep...
     """
-    parsed = []
+    parsed: list[tuple[str, int]] = []
     for item in text.split(","):
         kind, _, count = item.strip().partition(":")
         if kind not in START_KINDS or (count and not count.isdigit()) or count == "0" or (
                 count and kind != "nearest"):
-            raise ValidationError(
-                f"{OWNER}: starts={text!r} has {item!r}; use a comma-separated list of "
-                "nearest:k (k >= 1), prior and zero, each at most once.")
+            parsed = []
+            break
         parsed.append((kind, int(count or 1)))
-    if len({kind for kind, _ in parsed}) < len(parsed):
-        raise ValidationError(f"{OWNER}: starts={text!r} names a start twice.")
+    if not parsed or len({kind for kind, _ in parsed}) < len(parsed):
+        raise param_error(owner, "starts", "a comma-separated list of nearest:k (k >= 1), prior "
+                          "and zero, each at most once", text)
     return parsed
 
 
@@ -134,28 +139,25 @@ class EmbeddingInversion(Attack):
     needs_any_tags = frozenset(SOURCES)
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        steps: int = 1000
+    class Params(Declared):
+        steps: Annotated[int, Int(min=1)] = 1000
         """Gauss-Newton (Levenberg-Marquardt) steps at most per row and start; a row stops
         earlier at its float32 floor or when no step lowers its objective."""
         starts: str = "nearest:5,prior,zero"
         """Starting points, tried in order on the rows still above their floor: nearest:k
         (the k own training rows nearest in embedding space), prior (their mean), zero."""
-        max_rows: int = 200
+        max_rows: Annotated[int, Int(min=1)] = 200
         """Embeddings inverted at most per client and source (the first ones sent)."""
         sources: str = "test,train,clusters"
         """What to invert, a comma-separated subset of test, train (raw training embeddings) and
         clusters (cluster-mean embeddings)."""
 
-        def __post_init__(self) -> None:
-            unknown = sorted(set(self.sources.split(",")) - set(NAMED))
-            if unknown or not self.sources:
-                raise ValidationError(
-                    f"{OWNER}: sources={self.sources!r} names {', '.join(unknown) or 'nothing'}"
-                    f"; choose a comma-separated subset of {', '.join(NAMED)}.")
-            check_int(self.steps, owner=OWNER, name="steps", min_value=1)
-            check_int(self.max_rows, owner=OWNER, name="max_rows", min_value=1)
-            parse_starts(self.starts)
+        def __post_init__(self) -> None:  # two lists in a string: no declared kind says so
+            owner = owner_of(self)
+            if not self.sources or set(self.sources.split(",")) - set(NAMED):
+                raise param_error(owner, "sources", "a comma-separated subset of "
+                                  + ", ".join(map(repr, NAMED)), self.sources)
+            parse_starts(self.starts, owner=owner)
 
     def not_applicable(self, view: View) -> str | None:
         reason = super().not_applicable(view)

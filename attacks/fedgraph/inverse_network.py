@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
@@ -55,8 +54,6 @@ from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
-OWNER = "attack 'inverse-network'"
-
 
 @register("attack", "inverse-network")
 class InverseNetwork(Attack):
@@ -72,7 +69,7 @@ class InverseNetwork(Attack):
 
     @dataclass(frozen=True, kw_only=True)
     class Params(DecoderTraining):
-        OWNER: ClassVar[str] = OWNER
+        """The inverse network's capacity and early-stopped training."""
 
     def not_applicable(self, view: View) -> str | None:
         return super().not_applicable(view) or no_pairs_reason(view)

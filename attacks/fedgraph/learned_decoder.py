@@ -22,7 +22,7 @@ falling at the last allowed epoch).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated
 
 import numpy as np
 
@@ -39,16 +39,15 @@ from fedsec.attacks.fedgraph.observed import (
     sent_matrix,
 )
 from fedsec.convergence import CLOSED_FORM, combine
+from fedsec.declare import Choice, Int
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import value_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_int
 from fedsec.view import View
 
-OWNER = "attack 'learned-decoder'"
 DECODERS = ("ridge", "mlp")
 
 
@@ -67,19 +66,12 @@ class LearnedDecoder(Attack):
 
     @dataclass(frozen=True, kw_only=True)
     class Params(DecoderTraining):
-        OWNER: ClassVar[str] = OWNER
-
-        decoder: str = "ridge"
+        decoder: Annotated[str, Choice(*DECODERS)] = "ridge"
         """ridge (closed form, penalty by cross-validation) or mlp (the early-stopped MLP;
         ``hidden``, ``epochs``, ``patience``, ``validation``, ``lr`` and ``batch_size``
         are its training)."""
-        folds: int = 5
+        folds: Annotated[int, Int(min=2)] = 5
         """Cross-validation folds choosing the ridge penalty (ridge)."""
-
-        def __post_init__(self) -> None:
-            super().__post_init__()
-            check_choice(self.decoder, owner=OWNER, name="decoder", choices=DECODERS)
-            check_int(self.folds, owner=OWNER, name="folds", min_value=2)
 
     def not_applicable(self, view: View) -> str | None:
         return super().not_applicable(view) or no_pairs_reason(view)

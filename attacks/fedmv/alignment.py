@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from fedsec.attacks.fedmv.subspace import SubspaceAccumulation
+from fedsec.declare import Declared, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
@@ -28,6 +29,7 @@ from fedsec.protocols.fedmv import tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.scoring.subspace import align_known_rows
+from fedsec.validation import param_error
 from fedsec.view import View
 
 
@@ -57,18 +59,27 @@ def load_records(path: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RecordsParams:
-    """The known records an attack needs: ``records=PATH``, a ``.npz`` (:func:`load_records`)."""
+class RecordsParams(Declared):
+    """The known records an attack needs: ``records=PATH``, a ``.npz`` (:func:`load_records`).
+
+    Examples
+    --------
+    >>> RecordsParams()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fedsec.errors.ValidationError: The 'records' parameter of RecordsParams must be the path ...
+    """
 
     records: str = ""
     """Path of a .npz of the training rows the adversary knows (NAME/rows, NAME/X per attacked
     party)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # a non-empty string: no declared kind says so
         if not isinstance(self.records, str) or not self.records:
-            raise ValidationError(
-                "This attack needs records=PATH: a .npz of the training rows the adversary "
-                "knows (NAME/rows, NAME/X per attacked party).")
+            raise param_error(owner_of(self), "records",
+                              "the path of a .npz of the training rows the adversary knows "
+                              "(records=PATH, with NAME/rows and NAME/X per attacked party)",
+                              self.records)
 
 
 @register("attack", "known-record-alignment")

@@ -13,16 +13,17 @@ round. Scored with ``reconstruction-error`` against the client's last local weig
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
+from fedsec.declare import Declared, Int
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedmv import tags
 from fedsec.protocols.fedmv.setup import PAPER, SERVER
 from fedsec.registry import register
-from fedsec.validation import check_int
 from fedsec.view import View
 
 
@@ -37,14 +38,10 @@ class AverageDifference(Attack):
     closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        other_rows: int = 0
+    class Params(Declared):
+        other_rows: Annotated[int, Int(min=0)] = 0
         """Row count assumed for the missing client (its weight in the average); 0: the mean of the
         coalition's own counts."""
-
-        def __post_init__(self) -> None:
-            check_int(self.other_rows, owner="attack 'average-difference'", name="other_rows",
-                      min_value=0)
 
     def _target(self, view: View) -> str | None:
         clients = [p for p in view.parties if p != SERVER]

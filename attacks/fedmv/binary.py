@@ -11,17 +11,18 @@ and ``restarts`` random combinations. Score with ``binary-columns``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
 from fedsec.attacks.fedmv.subspace import SubspaceAccumulation
 from fedsec.convergence import Convergence, combine, thin
+from fedsec.declare import Declared, Float, Int
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.protocols.fedmv import tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_float, check_int
 from fedsec.view import View
 
 
@@ -110,19 +111,13 @@ class BinaryColumns(Attack):
     starts_params = ("restarts",)
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        tol: float = 1e-4
+    class Params(Declared):
+        tol: Annotated[float, Float(min=0.0, min_inclusive=False, max=0.5)] = 1e-4
         """A 0/1 vector counts as held by the view's column space when its relative residual is
         below tol."""
-        restarts: int = 100
+        restarts: Annotated[int, Int(min=0)] = 100
         """Random combinations tried as starts of the alternating projections, besides each row's
         projection."""
-
-        def __post_init__(self) -> None:
-            check_float(self.tol, owner="attack 'binary-columns'", name="tol", min_value=0.0,
-                        min_inclusive=False, max_value=0.5)
-            check_int(self.restarts, owner="attack 'binary-columns'", name="restarts",
-                      min_value=0)
 
     def not_applicable(self, view: View) -> str | None:
         return SubspaceAccumulation().not_applicable(view)

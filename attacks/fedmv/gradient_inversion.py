@@ -30,22 +30,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any
 
 import numpy as np
 
-from fedsec.attacks.fedmv.inversion_params import UpdateInversion
+from fedsec.attacks.fedmv.inversion_params import (
+    Labels,
+    Rate,
+    Restarts,
+    Steps,
+    UpdateInversion,
+    Weight,
+    check_box,
+)
 from fedsec.attacks.fedmv.update_inversion import counted_labels, reconstruct
 from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
 from fedsec.attacks.inversion.dummy import Inversion
 from fedsec.attacks.inversion.maths import idlg_label, invert_gradient
-from fedsec.errors import ValidationError
+from fedsec.declare import Bool
 from fedsec.interfaces import Attack
 from fedsec.nn import LocalTraining, load_flat, unflatten
 from fedsec.outcomes import Reconstruction
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float
 from fedsec.view import View
 
 SUMMARY_TAIL = "on an S-FedMV client update that is one SGD step (a FedSGD gradient)"
@@ -98,7 +105,6 @@ class _GradientAttack(Attack):
     needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
     budget_params = ("steps",)
     starts_params = ("restarts",)
-    owner = ""
 
     def _meta(self, view: View) -> dict[str, Any]:
         return dict(next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta)
@@ -162,11 +168,9 @@ class DLG(_GradientAttack):
 
     @dataclass(frozen=True, kw_only=True)
     class Params(UpdateInversion):
-        OWNER: ClassVar[str] = "attack 'dlg'"
-
-        steps: int = 100
+        steps: Steps = 100
         """L-BFGS steps (up to 20 line-search iterations each) of each start."""
-        lr: float = 0.0
+        lr: Rate = 0.0
         """L-BFGS learning rate; 0: 1."""
 
 
@@ -180,9 +184,7 @@ class IDLG(_GradientAttack):
 
     @dataclass(frozen=True, kw_only=True)
     class Params(DLG.Params):
-        OWNER: ClassVar[str] = "attack 'idlg'"
-
-        restarts: int = 4
+        restarts: Restarts = 4
         """Random starts of each view's inversion; the lowest objective is kept (with the
         labels fixed, the start decides more than with DLG: one start understated a session's
         MSE by 11% on audits/sfedmv_inversion.toml)."""
@@ -205,35 +207,26 @@ class InvertingGradients(_GradientAttack):
 
     @dataclass(frozen=True, kw_only=True)
     class Params(UpdateInversion):
-        OWNER: ClassVar[str] = "attack 'inverting-gradients'"
-
-        steps: int = 1000
+        steps: Steps = 1000
         """Adam steps of each start (the learning rate falls tenfold at 3/8, 5/8 and 7/8)."""
-        restarts: int = 2
+        restarts: Restarts = 2
         """Random starts of each view's inversion; the lowest objective is kept."""
-        lr: float = 0.0
+        lr: Rate = 0.0
         """Adam learning rate; 0: 0.1."""
-        tv_weight: float = 1e-4
+        tv_weight: Weight = 1e-4
         """Weight of the total-variation prior along each sequence's time axis."""
-        signed: bool = True
+        signed: Annotated[bool, Bool()] = True
         """Step on the sign of the gradient (Geiping et al.'s choice)."""
         low: float = -math.inf
         """Lower end of the box the inputs are clipped into after every step (-inf: none)."""
         high: float = math.inf
         """Upper end of that box (inf: none)."""
-        labels: str = "counts"
+        labels: Labels = "counts"
         """counts: read from the output-bias update (iDLG's rule for one sample, Geng et al.'s
         counts for more); joint: soft labels fitted with the inputs."""
 
         def __post_init__(self) -> None:
-            super().__post_init__()
-            owner = self.OWNER
-            check_float(self.tv_weight, owner=owner, name="tv_weight", min_value=0.0)
-            check_choice(self.labels, owner=owner, name="labels", choices=("counts", "joint"))
-            if not self.low < self.high:
-                raise ValidationError(f"The 'low' and 'high' parameters of {owner} must bound a "
-                                      f"box (low < high). Got low={self.low}, high={self.high} "
-                                      "instead.")
+            check_box(self)
 
     def _labels(self, meta: dict[str, Any], target: Target, n: int) -> np.ndarray | None:
         return counted_labels(meta, target, n) if self.params.labels == "counts" else None

@@ -30,27 +30,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any
 
 import numpy as np
 
-from fedsec.attacks.fedmv.inversion_params import UpdateInversion
+from fedsec.attacks.fedmv.inversion_params import Labels, Rate, Seed, UpdateInversion, Weight
 from fedsec.attacks.fedmv.update_labels import combine_counts, read_counts
 from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
 from fedsec.attacks.inversion.dummy import Inversion
 from fedsec.attacks.inversion.fedavg import LocalTraining, invert_fedavg
 from fedsec.convergence import combine
 from fedsec.data.sequences import PRESENT
+from fedsec.declare import Choice
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import value_key
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float
 from fedsec.view import View
-
-OWNER = "attack 'fedavg-inversion'"
 
 
 def with_present(inputs: np.ndarray, channels: list[str]) -> np.ndarray:
@@ -129,30 +127,21 @@ class FedAvgInversion(Attack):
 
     @dataclass(frozen=True, kw_only=True)
     class Params(UpdateInversion):
-        OWNER: ClassVar[str] = OWNER
-
-        method: str = "dlg"
+        method: Annotated[str, Choice("ig", "dlg")] = "dlg"
         """dlg (relative squared L2 distance, L-BFGS; the stronger on S-FedMV's updates) or ig
         (1 - cosine between simulated and observed updates, Adam)."""
-        lr: float = 0.0
+        lr: Rate = 0.0
         """Learning rate of the inversion; 0: the method's own (ig 0.1, dlg 1.0)."""
-        epoch_prior: float = 0.0
+        epoch_prior: Weight = 0.0
         """Weight of Dimitrov et al.'s epoch-order-invariant prior (one dummy set per local epoch,
         tied by their means); 0: one dummy set in a fixed batch order."""
-        tv_weight: float = 0.0
+        tv_weight: Weight = 0.0
         """Weight of a total-variation prior along each sequence's time axis; 0: none."""
-        labels: str = "counts"
+        labels: Labels = "counts"
         """counts: labels read from each view's output-bias update (when readable); joint: soft
         labels optimised with the inputs."""
-        seed: int = 0
+        seed: Seed = 0
         """Seed of the dummy sequences' starting point (each view adds its index)."""
-
-        def __post_init__(self) -> None:
-            super().__post_init__()
-            check_choice(self.method, owner=OWNER, name="method", choices=("ig", "dlg"))
-            check_choice(self.labels, owner=OWNER, name="labels", choices=("counts", "joint"))
-            check_float(self.tv_weight, owner=OWNER, name="tv_weight", min_value=0.0)
-            check_float(self.epoch_prior, owner=OWNER, name="epoch_prior", min_value=0.0)
 
     def not_applicable(self, view: View) -> str | None:
         reason = super().not_applicable(view)

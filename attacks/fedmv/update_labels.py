@@ -21,15 +21,17 @@ recovered), scored by ``label-counts``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
+from fedsec.attacks.fedmv.inversion_params import UpdateRead
 from fedsec.attacks.fedmv.updates import Target, read_targets, view_slices, view_spans
 from fedsec.attacks.inversion.labels import (
     label_counts_from_bias_update,
     mean_prediction,
 )
+from fedsec.declare import Int
 from fedsec.interfaces import Attack
 from fedsec.nn import LocalTraining
 from fedsec.outcomes import Reconstruction
@@ -37,10 +39,7 @@ from fedsec.private_store import value_key
 from fedsec.protocols.fedmv import extractor, tags
 from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
-from fedsec.validation import check_int
 from fedsec.view import View
-
-OWNER = "attack 'update-labels'"
 
 
 def infer_labels(delta_bias: np.ndarray, n: int, local: LocalTraining,
@@ -128,19 +127,9 @@ class UpdateLabels(Attack):
     closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        round: int = 1
-        """The FedAvg round whose updates are read (1 is the first)."""
-        clients: int = 64
+    class Params(UpdateRead):
+        clients: Annotated[int, Int(min=1)] = 64
         """Clients' updates read at most."""
-        other_rows: int = 0
-        """Under differencing (all clients but one), the row count assumed for the missing client;
-        0: the mean of the coalition's own counts."""
-
-        def __post_init__(self) -> None:
-            for name in ("round", "clients"):
-                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
-            check_int(self.other_rows, owner=OWNER, name="other_rows", min_value=0)
 
     def _readable(self, view: View) -> tuple[list[Target], LocalTraining | None]:
         targets = read_targets(view, self.params.round, clients=self.params.clients,

@@ -40,17 +40,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
 from fedsec.attacks.fedmv.gradient_inversion import one_step
+from fedsec.attacks.fedmv.inversion_params import Rate, Restarts, Seed, Steps, Weight, check_box
 from fedsec.attacks.flower.traffic import FlowerMessage, messages
 from fedsec.attacks.inversion.analytic import first_layer_row
 from fedsec.attacks.inversion.dummy import Inversion
 from fedsec.attacks.inversion.labels import label_counts_from_bias_update, mean_prediction
 from fedsec.attacks.inversion.maths import idlg_label, invert_gradient
 from fedsec.convergence import combine
+from fedsec.declare import Choice, Declared, Int
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Attack
 from fedsec.nn import LocalTraining, require_torch
@@ -58,10 +60,8 @@ from fedsec.outcomes import Reconstruction
 from fedsec.private_store import value_key
 from fedsec.protocols.flower import model, tags
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int
 from fedsec.view import View
 
-OWNER = "attack 'flower-gradient-inversion'"
 #: The shipped app's ConfigRecord entries and MetricRecord entry the attack reads.
 LR, LOCAL_EPOCHS, BATCH_SIZE, EXAMPLES = "lr", "local-epochs", "batch-size", "num-examples"
 
@@ -195,43 +195,33 @@ class FlowerGradientInversion(Attack):
     produces = "rows"
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        method: str = "dlg"
+    class Params(Declared):
+        method: Annotated[str, Choice("dlg", "ig")] = "dlg"
         """dlg (squared L2 distance, L-BFGS) or ig (1 - cosine plus TV, signed Adam)."""
-        labels: str = "read"
+        labels: Annotated[str, Choice("read", "joint")] = "read"
         """read: iDLG's label of one row, Geng et al.'s counts for more; joint: soft labels
         fitted with the inputs (DLG as published)."""
-        steps: int = 100
+        steps: Steps = 100
         """Optimiser steps of each start (L-BFGS up to 20 line-search iterations each)."""
-        restarts: int = 1
+        restarts: Restarts = 1
         """Random starts per client; the lowest objective is kept."""
-        lr: float = 0.0
+        lr: Rate = 0.0
         """Learning rate of the inversion; 0: the method's own (dlg 1, ig 0.1)."""
-        tv_weight: float = 0.0
+        tv_weight: Weight = 0.0
         """Weight of the total-variation prior (ig; Geiping et al. use 1e-4 and more)."""
         low: float = -math.inf
         """Lower end of the box the rows are clipped into (-inf: none)."""
         high: float = math.inf
         """Upper end of that box (inf: none)."""
-        round: int = 1
+        round: Annotated[int, Int(min=1)] = 1
         """The FedSGD round whose updates are inverted (1 is the first)."""
-        max_samples: int = 64
+        max_samples: Annotated[int, Int(min=1)] = 64
         """Rows fitted at most per client; a client holding more is modelled by that many."""
-        seed: int = 0
+        seed: Seed = 0
         """Seed of the random starts (each client adds its position)."""
 
         def __post_init__(self) -> None:
-            check_choice(self.method, owner=OWNER, name="method", choices=("dlg", "ig"))
-            check_choice(self.labels, owner=OWNER, name="labels", choices=("read", "joint"))
-            for name in ("steps", "restarts", "round", "max_samples"):
-                check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
-            check_int(self.seed, owner=OWNER, name="seed", min_value=0)
-            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0)
-            check_float(self.tv_weight, owner=OWNER, name="tv_weight", min_value=0.0)
-            if not self.low < self.high:
-                raise ValidationError(f"The 'low' and 'high' parameters of {OWNER} must bound a "
-                                      f"box (low < high). Got low={self.low}, high={self.high} "
-                                      "instead.")
+            check_box(self)
 
     def not_applicable(self, view: View) -> str | None:
         reason = super().not_applicable(view)

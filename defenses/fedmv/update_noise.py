@@ -22,6 +22,7 @@ from typing import Annotated, Any, ClassVar
 from fedsec.declare import Declared, Float
 from fedsec.interfaces import Defense
 from fedsec.privacy.mechanism import Mechanism
+from fedsec.protocols.fedmv.sequential import clipped_update_noise
 from fedsec.registry import register
 
 
@@ -51,12 +52,6 @@ class UpdateNoise(Defense):
         p = self.params
         if not p.noise_multiplier:
             return None
-        rounds = int(protocol_params.get("fedavg_rounds", 1))
-        return Mechanism(distribution="gaussian", noise_scale=float(p.noise_multiplier * p.clip),
-                         sensitivity=float(p.clip), sensitivity_source="clipping",
-                         releases=rounds,
-                         unit="one client, added or removed: its update of every round, each "
-                              "clipped to norm clip",
-                         scope="the extractor updates of S-FedMV's FedAvg rounds (not the row "
-                               "counts sent beside them, nor the H-FedMV rounds after)",
-                         defense=self.name)
+        return clipped_update_noise(p.clip, p.noise_multiplier,
+                                    int(protocol_params.get("fedavg_rounds", 1)),
+                                    defense=self.name)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fedsec.errors import ValidationError
+from fedsec.privacy.mechanism import trusted_among
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 #: What every scorer's summary may carry besides the metrics its glossary defines; the
@@ -133,7 +134,8 @@ def _empirical_values(metric: str, cells: Iterable[Mapping[str, Any]]
                       ) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any], float]]:
     """``(cell, attack, value)`` for every attack of a successful run that reported an
     empirical bound: the bound itself, or (``empirical_excess``) the bound minus the run's
-    accountant epsilon, only where the run states a finite one.
+    accountant epsilon, only where the run states a finite one that holds against the attack's
+    adversary (not one that includes a party the epsilon names trusted).
 
     Examples
     --------
@@ -141,6 +143,10 @@ def _empirical_values(metric: str, cells: Iterable[Mapping[str, Any]]
     ...     {"status": "ok", "scores": {"empirical_epsilon": 2.5}}]}
     >>> [value for _, _, value in _empirical_values("empirical_excess", [cell])]
     [0.5]
+    >>> cell["privacy"]["trusted"] = ["server"]
+    >>> cell["attacks"][0]["threat"] = "server"
+    >>> [value for _, _, value in _empirical_values("empirical_excess", [cell])]
+    []
     """
     for cell in cells:
         if cell.get("status") != "ok":
@@ -155,7 +161,8 @@ def _empirical_values(metric: str, cells: Iterable[Mapping[str, Any]]
                 continue
             if metric == "empirical_epsilon":
                 yield cell, attack, float(bound)
-            elif isinstance(stated, (int, float)) and math.isfinite(stated):
+            elif isinstance(stated, (int, float)) and math.isfinite(stated) \
+                    and not trusted_among(privacy, str(attack.get("threat", ""))):
                 yield cell, attack, float(bound) - float(stated)
 
 

@@ -169,6 +169,16 @@ class MaskingBackend(Component, ABC):
     def prepare(self, context: KeyContext, party: str, n_values: int) -> None:
         """Precompute what ``party`` will need to protect ``n_values`` values (offline work)."""
 
+    def start_sum(self, federation: Federation, context: KeyContext,
+                  nonce: str) -> tuple[str, ...]:
+        """Work one sum needs before any contribution is sent; the senders whose contributions
+        will reach the receiver.
+
+        All of them by default. A backend that simulates dropouts (``noise`` with a
+        ``threshold``) deals its key shares here and leaves out the senders that drop.
+        """
+        return context.senders
+
     # -- protect and reveal ---------------------------------------------------
     @abstractmethod
     def protect(self, context: KeyContext, sender: str, values: np.ndarray, *,
@@ -216,8 +226,9 @@ class MaskingBackend(Component, ABC):
 
     @classmethod
     def open_payload(cls, payload: Any, meta: Mapping[str, Any],
-                     keys: Mapping[str, bytes]) -> np.ndarray:
-        """Open a recorded payload with held key material (for coalitions' views)."""
+                     keys: Mapping[str, bytes]) -> np.ndarray | bytes:
+        """Open a recorded payload with held key material (for coalitions' views): its values,
+        or the bytes inside (key material sealed to a holder)."""
         raise CapabilityError(f"The {cls.name!r} backend cannot open recorded payloads offline.")
 
     def _lacks(self, operation: str) -> CapabilityError:

@@ -12,8 +12,11 @@ No operation here rotates slots, so Galois keys are never generated.
 
 In ``sum`` mode one sender (the key holder) makes the secret key and keeps
 it; the others and the aggregator get the public context. The aggregator adds
-ciphertexts and asks the key holder to decrypt the sum. TenSEAL draws its
-randomness from SEAL's own generator, so CKKS transcripts differ between runs.
+ciphertexts and asks the key holder to decrypt the sum. A key holder makes one key
+pair per run and receiver, which every group it decrypts for that receiver uses; its
+public context carries no relinearisation keys (nothing here multiplies two
+ciphertexts). TenSEAL draws its randomness from SEAL's own generator, so CKKS
+transcripts differ between runs.
 
 Trust: the key holder decrypts whatever the aggregator sends it, a single contribution
 included; it cannot tell an aggregate from one party's ciphertext. A CKKS decryption carries
@@ -31,6 +34,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import tenseal as ts
@@ -157,8 +161,37 @@ class CkksBackend(MaskingBackend):
     # -- keys --------------------------------------------------------------------
     def make_context(self, federation: Federation, *, senders: tuple[str, ...], receiver: str,
                      mode: str) -> KeyContext:
-        p = self.params
+        """The keys of one group: the key holder's own pair, made once per run and receiver.
+
+        Groups whose key holder decrypts for the same receiver share its key (in ``direct``
+        mode the receiver holds it, so every sender to one receiver encrypts under the
+        receiver's key); the public part goes to each party of the group that lacks it. Groups
+        with another key holder or receiver get keys of their own, so no party ever holds a
+        secret key it did not make.
+        """
         keyholder = sorted(senders)[0] if mode == SUM else receiver
+        runs: WeakKeyDictionary[Federation, dict[tuple[str, str], _Keys]] = (
+            self.__dict__.setdefault("_keys", WeakKeyDictionary()))
+        held = runs.setdefault(federation, {})
+        keys = held.get((keyholder, receiver))
+        if keys is None:
+            keys = held[(keyholder, receiver)] = self._new_keys(federation, keyholder)
+        others = [q for q in dict.fromkeys([*senders, receiver])
+                  if q != keyholder and keys.public_id not in federation.party(q).keys]
+        if others:
+            with federation.network.stage("key_setup"):
+                federation.deliver_key(keyholder, keys.public_id, keys.public, to=others,
+                                       public=True, meta=keys.meta)
+        parties = dict.fromkeys([*senders, receiver], keys.public_context)
+        parties[keyholder] = keys.secret_context
+        return KeyContext(backend=self.name, senders=senders, receiver=receiver,
+                          key_id=keys.key_id, mode=mode, holders={keys.key_id: (keyholder,)},
+                          state={"keyholder": keyholder, "contexts": parties})
+
+    def _new_keys(self, federation: Federation, keyholder: str) -> _Keys:
+        """A fresh key pair made by ``keyholder``; the public part without relinearisation keys
+        (no operation here multiplies two ciphertexts), recorded in full in its hold record."""
+        p = self.params
         net = federation.network
         with net.stage("key_setup"):
             with net.compute(keyholder):
@@ -166,23 +199,16 @@ class CkksBackend(MaskingBackend):
                                             poly_modulus_degree=p.poly_modulus_degree,
                                             coeff_mod_bit_sizes=list(p.coeff_mod_bit_sizes))
                 secret_context.global_scale = 2.0**p.scale_bits
-                public_context = secret_context.copy()
-                public_context.make_context_public()
-                public = public_context.serialize()
-                secret = secret_context.serialize(save_secret_key=True)
+                public = secret_context.serialize(save_relin_keys=False)
+                secret = secret_context.serialize(save_secret_key=True, save_relin_keys=False)
             key_id = f"ckks:{fingerprint(public)[:16]}"
             meta = {"poly_modulus_degree": p.poly_modulus_degree,
                     "coeff_mod_bit_sizes": list(p.coeff_mod_bit_sizes), "scale_bits": p.scale_bits,
-                    "galois_keys": False}
+                    "galois_keys": False, "relin_keys": False}
             federation.hold_key(keyholder, key_id, secret, meta=meta)
-            others = [q for q in dict.fromkeys([*senders, receiver]) if q != keyholder]
-            federation.share_key(keyholder, f"{key_id}:public", public, to=others, public=True,
-                                 meta=meta)
-        contexts = {q: ts.context_from(public) for q in others}
-        contexts[keyholder] = secret_context
-        return KeyContext(backend=self.name, senders=senders, receiver=receiver, key_id=key_id,
-                          mode=mode, holders={key_id: (keyholder,)},
-                          state={"keyholder": keyholder, "contexts": contexts})
+            federation.hold_key(keyholder, f"{key_id}:public", public, public=True, meta=meta)
+        # every other party of the run holds the same public key: one context serves them all
+        return _Keys(key_id, public, meta, secret_context, ts.context_from(public))
 
     # -- protect and reveal --------------------------------------------------------
     def protect(self, context: KeyContext, sender: str, values: np.ndarray, *,
@@ -311,6 +337,22 @@ class CkksBackend(MaskingBackend):
                 "error_bound": a.info["error_bound"] * magnitude
                 + RESCALE_ERROR_FACTOR * 2.0**-self.params.scale_bits * max(1.0, a.info["bound"])}
         return self._checked(a.key_id, a.length, data, info)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """One key holder's CKKS keys in a run: the serialized public context, its record's
+    metadata, and the in-memory contexts (with and without the secret key)."""
+
+    key_id: str
+    public: bytes
+    meta: dict[str, Any]
+    secret_context: Any
+    public_context: Any
+
+    @property
+    def public_id(self) -> str:
+        return f"{self.key_id}:public"
 
 
 def _decrypt(protected: Protected, secret_key: Any = None) -> np.ndarray:

@@ -25,8 +25,9 @@ is the sum over each connected component of the honest senders' subgraph
   positions are corrupted, which happens with probability at most
   ``C(K, 2) * fraction**k`` (:func:`split_probability_bound`).
 
-SecAgg+ also secret-shares keys so that the sum survives dropouts; fedsec's
-simulations have no dropouts, so only the graph's privacy threshold applies.
+SecAgg+ also secret-shares keys among each sender's neighbours so that the sum survives
+dropouts: the noise backend does with ``threshold`` (:mod:`fedsec.backends.dropout_round`),
+and that Shamir threshold then bounds the coalitions too.
 """
 
 from __future__ import annotations

@@ -13,6 +13,13 @@ Two uses, as the papers make them:
 * ``direct`` mode, a mask shared between a sender and one designated remover
   (FedCG's masked labels, removed by the server that can regenerate them).
 
+With ``threshold=t`` (at least 2) a sum tolerates dropouts (Bonawitz et al. 2017, on
+SecAgg+'s graph): each sum's senders agree fresh X25519 mask keys, add a self mask, and
+Shamir-share both secrets t-of-n among their neighbours through the aggregator, which
+rebuilds what the senders that dropped (``dropout``, a fraction drawn from the run's secret
+stream, or ``dropped`` by name) left in the survivors' sum
+(:mod:`fedsec.backends.dropout_round`). The sum is then the survivors' sum.
+
 Values are fixed-point words modulo 2**64, so masks cancel exactly; the range
 is checked against declared public bounds at encoding, never silently wrapped.
 Each key is expanded once per run and every mask of one nonce enciphers the
@@ -31,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
-from fedsec.backends import mask_graph, prg
+from fedsec.backends import dropout_round, dropouts, mask_graph, prg, sealing, tags
 from fedsec.backends.api import (
     SUM,
     Capabilities,
@@ -59,7 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from fedsec.federation import Federation
 
 #: The receiver announces the seed of a sparse mask graph's order under this tag.
-GRAPH_TAG = "noise.graph"
+GRAPH_TAG = tags.GRAPH
 
 
 @register("backend", "noise")
@@ -89,8 +96,31 @@ class NoiseBackend(MaskingBackend):
         n_neighbours: Annotated[int, Int(min=0)] = 0
         """Senders each sender masks with in a sum: 0 for all (the complete graph), or an even k
         for SecAgg+'s Harary graph (private unless a coalition holds all k neighbours of one)."""
+        threshold: Annotated[int, Int(min=0)] = 0
+        """Dropout tolerance of sums: 0 for none (no key shares); t >= 2 for Bonawitz et al.'s
+        protocol, each sender's mask key and self-mask seed shared t-of-n among itself and its
+        neighbours (t above half of them), so the survivors' sum opens while t holders of
+        every sender's shares remain."""
+        dropout: Annotated[float, Float(min=0.0, max=1.0, max_inclusive=False)] = 0.0
+        """Fraction of a sum's senders that drop once their key shares are dealt (their
+        contributions never arrive), drawn from the run's secret stream; needs threshold."""
+        dropped: str = ""
+        """Senders that drop from every sum, comma-separated, instead of a drawn fraction;
+        needs threshold."""
 
         def __post_init__(self) -> None:
+            if self.threshold == 1:
+                raise param_error(owner_of(self), "threshold",
+                                  "0 (no dropout tolerance) or an int >= 2 (with 1, each share "
+                                  "alone is the secret)", self.threshold)
+            if self.threshold == 0 and (self.dropout > 0 or self.dropped):
+                raise param_error(owner_of(self), "threshold",
+                                  ">= 2 when senders drop (dropout or dropped): the key shares "
+                                  "it sets up are what unmasks the survivors' sum", 0)
+            if self.dropout > 0 and self.dropped:
+                raise param_error(owner_of(self), "dropped",
+                                  "empty when 'dropout' draws the senders that drop (set one)",
+                                  self.dropped)
             if self.n_neighbours % 2:
                 raise param_error(owner_of(self), "n_neighbours",
                                   "an even int >= 0 (0: every pair of senders masks)",
@@ -126,7 +156,12 @@ class NoiseBackend(MaskingBackend):
                 neighbours = self._mask_graph(federation, senders, receiver)
             complete = all(len(near) == len(senders) - 1 for near in neighbours.values())
             linked = combinations(sorted(senders), 2) if complete else mask_graph.edges(neighbours)
-            pairs = [(a, b, pair_key_id(a, b)) for a, b in linked]
+            # a dropout-tolerant sum agrees fresh keys each time (a dropped sender's are rebuilt)
+            pairs = [] if self.tolerates_dropouts else [(a, b, pair_key_id(a, b))
+                                                        for a, b in linked]
+            if self.tolerates_dropouts:
+                dropouts.check_threshold(self.params.threshold, neighbours,
+                                         f"backend {self.name!r}")
         else:
             neighbours = {}
             pairs = [(s, receiver, direct_key_id(s, receiver)) for s in senders]
@@ -143,8 +178,26 @@ class NoiseBackend(MaskingBackend):
             holders={key_id: (a, b) for a, b, key_id in pairs},
             # one expansion per key: both ends derive the same key, the simulator keeps one copy
             state={"keystores": {p: federation.party(p).keys for p in {*senders, receiver}},
-                   "neighbours": neighbours, "own_keys": own, "ciphers": {}},
+                   "neighbours": neighbours, "own_keys": own, "ciphers": {}, "rounds": {}},
         )
+
+    @property
+    def tolerates_dropouts(self) -> bool:
+        """Whether sums share keys so that they survive dropouts (``threshold`` >= 2)."""
+        return self.params.threshold >= 2
+
+    def start_sum(self, federation: Federation, context: KeyContext,
+                  nonce: str) -> tuple[str, ...]:
+        """In a dropout-tolerant sum, advertise keys and deal key shares, then drop senders;
+        the senders whose contributions will arrive."""
+        if context.mode != SUM or not self.tolerates_dropouts:
+            return context.senders
+        p = self.params
+        r = dropout_round.open_round(federation, context, nonce, threshold=p.threshold,
+                                     dropout=p.dropout, dropped=p.dropped,
+                                     key_source=p.key_source)
+        context.state["rounds"][nonce] = context.state["current"] = r
+        return tuple(r.survivors)
 
     def _mask_graph(self, federation: Federation, senders: tuple[str, ...],
                     receiver: str) -> dict[str, tuple[str, ...]]:
@@ -166,6 +219,11 @@ class NoiseBackend(MaskingBackend):
 
     def prepare(self, context: KeyContext, party: str, n_values: int) -> None:
         """Expand ``party``'s AES keys once (offline), so the online round only enciphers."""
+        current = context.state.get("current")
+        if current is not None:  # a dropout-tolerant sum: this sum's keys
+            if party in current.senders:
+                dropout_round.mask_plan(current, party)
+            return
         ciphers, keys = context.state["ciphers"], context.state["keystores"][party]
         for key_id in context.state["own_keys"].get(party, ()):
             if key_id not in ciphers:
@@ -207,8 +265,13 @@ class NoiseBackend(MaskingBackend):
         arr = check_range(values, self.params.max_abs, what=f"noise masking at {sender!r}")
         words = encode_z64(arr, self.params.fraction_bits)
         if context.mode == SUM:
-            plan = sum_plan(context, sender)
+            r = context.state["rounds"].get(nonce)  # a dropout-tolerant sum's own keys
+            plan = sum_plan(context, sender) if r is None else dropout_round.mask_plan(r, sender)
             prg.MaskStream(nonce, words.size).add_all(words, plan.adds, plan.subtracts)
+            if r is not None:
+                return Protected(self.name, plan.key_ids, arr.size, words,
+                                 {"summands": 1, "masks": dict(r.terms[sender]),
+                                  tags.ROUND: r.label})
             terms = {f"{key_id}@{nonce}": sign for key_id, sign in plan.terms}
             return Protected(self.name, plan.key_ids, arr.size, words,
                              {"summands": 1, "masks": terms})
@@ -225,6 +288,12 @@ class NoiseBackend(MaskingBackend):
         keys = context.state["keystores"][context.receiver]
         needed = {t.partition("@")[0] for t in terms}
         missing = sorted(k for k in needed if k not in keys)
+        if missing and context.state["rounds"]:  # a dropout-tolerant sum: ask for the shares
+            for nonce in {t.partition("@")[2] for t in terms}:
+                r = context.state["rounds"].get(nonce)
+                if r is not None and not r.unmasked:
+                    dropout_round.unmask(federation, r)
+            missing = sorted(k for k in needed if k not in keys)
         if missing:
             raise CapabilityError(
                 f"{context.receiver!r} cannot reveal this value: it is still masked under "
@@ -246,6 +315,8 @@ class NoiseBackend(MaskingBackend):
         meta = {"fraction_bits": self.params.fraction_bits, "summands": protected.info["summands"],
                 "masks": dict(protected.info["masks"]), "elements": protected.length,
                 "key_source": self.params.key_source}
+        if tags.ROUND in protected.info:
+            meta[tags.ROUND] = protected.info[tags.ROUND]
         return Wire(protected.data, self.protection, protected.key_id, meta)
 
     def from_wire(self, context: KeyContext, party: str, wire: Wire) -> Protected:
@@ -257,7 +328,9 @@ class NoiseBackend(MaskingBackend):
 
     @classmethod
     def open_payload(cls, payload: Any, meta: Mapping[str, Any],
-                     keys: Mapping[str, bytes]) -> np.ndarray:
+                     keys: Mapping[str, bytes]) -> np.ndarray | bytes:
+        if tags.SEALED in meta:  # key shares: the records sealed to the holders of ``keys``
+            return b"".join(record for _, _, record in sealing.open_records(payload, meta, keys))
         terms = meta["masks"]
         needed = {t.partition("@")[0] for t in terms}
         missing = sorted(needed - set(keys))
@@ -298,7 +371,9 @@ class NoiseBackend(MaskingBackend):
             raise ValidationError("Cannot sum zero masked vectors.")
         for other in items[1:]:
             _same_length(items[0], other)
-        total = np.sum(np.stack([p.data for p in items]), axis=0, dtype=np.uint64)
+        total = np.array(items[0].data, dtype=np.uint64, copy=True)
+        for other in items[1:]:  # in place: no stacked copy of every contribution
+            np.add(total, other.data, out=total)
         terms = merge_terms(*(p.info["masks"] for p in items))
         return Protected(self.name, key_ids_of(terms), items[0].length, total,
                          {"summands": sum(p.info["summands"] for p in items), "masks": terms})

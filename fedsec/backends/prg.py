@@ -141,8 +141,10 @@ def agreement_keypair() -> tuple[X25519PrivateKey, bytes]:
     return private, public
 
 
-def agreed_key(private: X25519PrivateKey, peer_public: bytes, context: str) -> bytes:
-    """The 32-byte key both ends of an X25519 exchange derive (HKDF-SHA256 over ``context``)."""
+def agreed_key(private: X25519PrivateKey, peer_public: bytes, context: str, *,
+               length: int = KEY_BYTES) -> bytes:
+    """The key both ends of an X25519 exchange derive (HKDF-SHA256 over ``context``; 32
+    bytes, or ``length``)."""
     shared = private.exchange(X25519PublicKey.from_public_bytes(peer_public))
-    return HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None,
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None,
                 info=b"fedsec-mask-key\x00" + context.encode()).derive(shared)

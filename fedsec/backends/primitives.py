@@ -33,7 +33,9 @@ def secure_sum(
     ``tag``; the aggregator combines the protected contributions and reveals
     only their sum (through the key holders when it holds no key). How much
     one contribution reveals is the backend's property: ``plain`` reveals
-    everything.
+    everything. A backend that simulates dropouts (``noise`` with a
+    ``threshold``) leaves some senders out (:meth:`MaskingBackend.start_sum`):
+    the sum is then the survivors'.
 
     Parameters
     ----------
@@ -58,14 +60,15 @@ def secure_sum(
     context = backend.setup(federation, senders=list(vectors), receiver=aggregator, mode=SUM)
     nonce = context.next_nonce(tag)
     length = lengths.pop()
+    arriving = backend.start_sum(federation, context, nonce)  # all, unless some drop
     with net.stage("offline"):
-        for party in [*vectors, aggregator]:
+        for party in [*arriving, aggregator]:
             with net.compute(party):
                 backend.prepare(context, party, length)
     received = []
-    for sender, values in vectors.items():
+    for sender in arriving:
         received.append(_protect_and_send(federation, backend, context, sender, aggregator,
-                                          np.asarray(values), nonce, tag, meta))
+                                          np.asarray(vectors[sender]), nonce, tag, meta))
     with net.compute(aggregator):
         total = backend.sum(received)
     return backend.reveal(federation, context, total)

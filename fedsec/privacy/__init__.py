@@ -10,5 +10,7 @@
   accountant's reference.
 - :mod:`fedsec.privacy.empirical`: lower bounds on epsilon from an adversary's guesses (the
   one-run audit of Steinke, Nasr and Jagielski 2023; the multi-run hypothesis test).
+- :mod:`fedsec.privacy.gaussian_audit`: the one-run audit of a Gaussian claim (Mahloujifar,
+  Melis and Chaudhuri 2024), which the same guesses test much further.
 - :mod:`fedsec.privacy.canary`: canaries for the white-box one-run audit.
 """

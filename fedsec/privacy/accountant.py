@@ -158,7 +158,9 @@ def run_privacy(defenses: Sequence[Defense], protocol_params: Mapping[str, Any],
     """:func:`privacy_summary` of a run's defences (the protocol's parameters as they
     configured them, the backend's name) and of the noise ``protocol``'s own settings add."""
     found = [d.mechanism(protocol_params) for d in defenses]
-    own = list(protocol.mechanisms()) if protocol is not None else []
+    set_by_defences = {key for d in defenses for key in d.sets.values()}
+    own = [m for m in (protocol.mechanisms() if protocol is not None else ())
+           if not (m.parameters and set(m.parameters) <= set_by_defences)]
     return privacy_summary([*own, *(m for m in found if m is not None)], backend=backend,
                            delta=delta)
 

@@ -25,7 +25,7 @@ Every function is pure, on counts or numpy arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,12 +120,15 @@ class OneRunBound:
     epsilon: float
     """The lower bound on epsilon at confidence ``1 - beta``."""
     ceiling: float
-    """The largest bound these ``n_canaries`` could give (all guessed, all right)."""
+    """The largest bound these guesses could give (the most guesses tried, all right)."""
     n_canaries: int
     n_guesses: int
     n_correct: int
     beta: float
     delta: float
+    claim: str = "any"
+    """What the guesses were tested against: ``"any"`` (epsilon, delta)-DP mechanism, or the
+    ``"gaussian"`` mechanism with that (epsilon, delta)."""
 
 
 def guesses_from_scores(scores: np.ndarray, n_included: int, n_excluded: int) -> np.ndarray:
@@ -152,13 +155,16 @@ def guesses_from_scores(scores: np.ndarray, n_included: int, n_excluded: int) ->
 
 def one_run_audit(included: np.ndarray, scores: np.ndarray, *,
                   n_guesses: Sequence[tuple[int, int]], beta: float = 0.05,
-                  delta: float = 0.0) -> OneRunBound:
+                  delta: float = 0.0, claim: str = "any") -> OneRunBound:
     """The best one-run bound over the guess counts ``n_guesses`` (``(n_included,
     n_excluded)`` pairs, chosen before looking at ``included``), each tested at confidence
     ``1 - beta / len(n_guesses)`` so that the best holds at ``1 - beta`` (a union bound).
 
     ``included`` says which canaries were in (the ground truth); ``scores`` how strongly the
-    adversary believes each one was.
+    adversary believes each one was. ``claim`` is what the guesses are tested against:
+    ``"any"`` an (epsilon, delta)-DP mechanism (:func:`one_run_epsilon`), ``"gaussian"`` the
+    Gaussian mechanism with that (epsilon, delta), a stronger claim that the same guesses
+    reject further (:func:`fedsec.privacy.gaussian_audit.gaussian_one_run_epsilon`).
 
     Examples
     --------
@@ -179,18 +185,35 @@ def one_run_audit(included: np.ndarray, scores: np.ndarray, *,
     if not n_guesses:
         raise ValidationError("n_guesses is empty: give at least one (n_included, n_excluded) "
                               "pair.")
+    bound = _bound_of(claim)
     m, level = included.size, beta / len(n_guesses)
     best: tuple[float, int, int] = (-1.0, 0, 0)
     for k_in, k_out in n_guesses:
         guesses = guesses_from_scores(scores, min(k_in, m), min(k_out, m - min(k_in, m)))
         made = guesses >= 0
         r, v = int(made.sum()), int(np.sum(guesses[made] == included[made]))
-        epsilon = one_run_epsilon(m, r, v, beta=level, delta=delta)
+        epsilon = bound(m, r, v, beta=level, delta=delta)
         if epsilon > best[0]:
             best = (epsilon, r, v)
-    return OneRunBound(epsilon=best[0], ceiling=one_run_ceiling(m, beta=level, delta=delta),
+    most = max(min(m, k_in + k_out) for k_in, k_out in n_guesses)  # every guess right
+    return OneRunBound(epsilon=best[0], ceiling=bound(m, most, most, beta=level, delta=delta),
                        n_canaries=m, n_guesses=best[1], n_correct=best[2], beta=beta,
-                       delta=delta)
+                       delta=delta, claim=claim)
+
+
+#: What a one-run audit can test its guesses against (:func:`one_run_audit`).
+CLAIMS = ("gaussian", "any")
+
+
+def _bound_of(claim: str) -> Callable[..., float]:
+    if claim == "any":
+        return one_run_epsilon
+    if claim == "gaussian":
+        from fedsec.privacy.gaussian_audit import gaussian_one_run_epsilon
+
+        return gaussian_one_run_epsilon
+    raise ValidationError(f"A one-run audit tests its guesses against one of "
+                          f"{', '.join(map(repr, CLAIMS))}. Got {claim!r} instead.")
 
 
 def clopper_pearson_upper(k: int, n: int, beta: float) -> float:

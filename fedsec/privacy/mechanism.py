@@ -16,6 +16,7 @@ sum, which is released exactly (:func:`backend_note`).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -80,6 +81,9 @@ class Mechanism:
     """Parties that see the values before the noise is added (central DP's aggregator, which
     noises the aggregate of updates it received in the clear): the guarantee does not hold
     against them."""
+    parameters: tuple[str, ...] = ()
+    """The protocol's parameters a protocol's own mechanism is read from: a defence that sets
+    all of them declares that noise itself, and the protocol's copy is not counted twice."""
 
     def __post_init__(self) -> None:
         owner = f"the mechanism of {self.declared_by}"
@@ -135,7 +139,7 @@ class Mechanism:
 
     def to_json(self) -> dict[str, Any]:
         """The declaration as JSON-able data, its noise multiplier included."""
-        return {**asdict(self), "trusted": list(self.trusted),
+        return {**asdict(self), "trusted": list(self.trusted), "parameters": list(self.parameters),
                 "noise_multiplier": self.noise_multiplier}
 
 
@@ -151,3 +155,16 @@ def backend_note(name: str) -> str:
     """
     return BACKEND_NOTES.get(name, f"backend {name!r} declares no noise: no differential "
                                    "privacy is assumed")
+
+
+def trusted_among(privacy: Mapping[str, Any], threat: str) -> list[str]:
+    """The parties of ``threat`` (comma-separated) that a run's privacy block names trusted:
+    its epsilon does not hold against an adversary that includes one, so no bound measured
+    by that adversary can contradict it.
+
+    Examples
+    --------
+    >>> trusted_among({"trusted": ["server"]}, "server,client1"), trusted_among({}, "server")
+    (['server'], [])
+    """
+    return sorted(set(privacy.get("trusted") or ()) & set(threat.split(",")))

@@ -12,16 +12,20 @@ import dataclasses
 import json
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from fedsec.cost import Tally
 from fedsec.errors import MissingInputError, TranscriptError
+from fedsec.transcript.batch_fields import Columns, messages_of
 from fedsec.transcript.chain_check import BatchChainCheck, IntegrityReport, chain_check
+from fedsec.transcript.columnar import ColumnMessages
 from fedsec.transcript.message import Message
-from fedsec.transcript.reader import Columns, messages_of, open_messages
+from fedsec.transcript.reader import open_messages
 from fedsec.transcript.signing import signature_problem
 from fedsec.transcript.traffic import count_batch
 from fedsec.transcript.transcript import Transcript
@@ -108,17 +112,22 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
                            problem=str(error))
     with stream:
         chain = chain_check(stream.header, stream.version)
-        kept: list[Message] | None = [] if keep_messages else None
-        decode = kept is not None or consume is not None
+        batch_chain = isinstance(chain, BatchChainCheck)
+        # kept as the file's batches, or, when ``consume`` needs messages, as those
+        kept_batches: list[pa.RecordBatch] | None = (
+            [] if keep_messages and consume is None else None)
+        kept: list[Message] | None = [] if keep_messages and consume is not None else None
+        # formats 1 to 3 chain each message from its decoded columns; format 4 a batch
+        decode = consume is not None or not batch_chain
 
         tally = Tally() if traffic else None
-        batch_chain = isinstance(chain, BatchChainCheck)
 
         def batches() -> Iterator[Columns | None]:
-            """Each batch's columns (when decoded), the chain checked on the way."""
+            """Each batch's columns (when ``consume`` needs them), the chain checked on the
+            way."""
             intact = True
-            # formats 1 to 3 chain each message from its decoded columns; format 4 a batch
-            for batch, checkpoint, cols in stream.chain_batches(decode or not batch_chain):
+            for batch, checkpoint, cols in stream.chain_batches(
+                    decode, check=kept_batches is not None):
                 if isinstance(chain, BatchChainCheck):
                     # a batch that records no chain value (a file re-saved without batch
                     # metadata) is checked by the end record's value alone
@@ -128,7 +137,9 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
                     intact = intact and chain.add_columns(cols)
                 if tally is not None and intact:  # (past a break the verdict says enough)
                     count_batch(tally, batch)
-                yield cols if decode else None
+                if kept_batches is not None:
+                    kept_batches.append(batch)
+                yield cols if consume is not None else None
 
         def checked() -> Iterator[Message]:
             for cols in batches():
@@ -143,8 +154,11 @@ def check_file(path: str | os.PathLike[str], *, verify_key: Ed25519PublicKey | N
         deque(flow, maxlen=0)  # to the end, whatever ``consume`` left
         report = chain.finish(stream.footer, stream.problems, stream.damaged_at,
                               n_read=stream.n_read)
-        transcript = None if kept is None else Transcript(
-            header=stream.header, messages=tuple(kept), footer=stream.footer,
+        messages: Sequence[Message] | None = (
+            tuple(kept) if kept is not None else None if kept_batches is None
+            else ColumnMessages(kept_batches, stream.version, as_written=stream.as_written))
+        transcript = None if messages is None else Transcript(
+            header=stream.header, messages=messages, footer=stream.footer,
             read_problems=tuple(stream.problems), format_version=stream.version,
             damaged_at=stream.damaged_at, checkpoints=tuple(stream.checkpoints))
         footer = stream.footer

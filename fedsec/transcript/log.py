@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import overload
 
 from fedsec.errors import TranscriptError
+from fedsec.transcript.columnar import ColumnMessages
 from fedsec.transcript.message import Message
 
 
@@ -85,8 +86,21 @@ class MessageLog(Sequence[Message]):
     def __repr__(self) -> str:
         return f"MessageLog({str(self.path)!r}, {self._n} messages)"
 
+    def columns(self) -> ColumnMessages | None:
+        """The messages as the file's record batches, checked as they are read (what an
+        adversary's view selects from, building no message); None when the file holds more
+        messages than the run recorded."""
+        from fedsec.transcript.reader import open_messages
+
+        with open_messages(self.path) as stream:
+            columns = ColumnMessages(list(stream.record_batches()), stream.version,
+                                     as_written=stream.as_written)
+        self._check_read(len(columns))
+        return columns if len(columns) == self._n else None
+
     def _batches(self) -> Iterator[list[Message]]:
-        from fedsec.transcript.reader import messages_of, open_messages
+        from fedsec.transcript.batch_fields import messages_of
+        from fedsec.transcript.reader import open_messages
 
         with open_messages(self.path) as stream:
             for cols in stream.column_batches():
@@ -98,7 +112,7 @@ class MessageLog(Sequence[Message]):
 
             starts, n = [], 0
             with open_messages(self.path) as stream:
-                for batch in stream.record_batches(decode=False):
+                for batch in stream.record_batches(check=False):
                     starts.append(n)
                     n += batch.num_rows
             self._check_read(n)

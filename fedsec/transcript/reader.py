@@ -9,9 +9,6 @@ the reading; what was read before it stays, and the transcript says where the da
 
 from __future__ import annotations
 
-import itertools
-import json
-import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -23,23 +20,21 @@ import pyarrow.ipc as ipc
 
 from fedsec.errors import MissingInputError, TranscriptError
 from fedsec.transcript import arrow_format as fmt
-from fedsec.transcript.message import NO_DIGEST, NO_META, Message
-from fedsec.transcript.payload import ARRAY, BYTES, decode
+from fedsec.transcript.batch_check import check_batch
+from fedsec.transcript.batch_fields import (
+    Columns,
+    Damage,
+    check_layout,
+    checked_columns,
+    json_object,
+    messages_of,
+    short,
+    validated,
+)
+from fedsec.transcript.columnar import ColumnMessages
+from fedsec.transcript.message import Message
+from fedsec.transcript.payload import decode
 from fedsec.transcript.transcript import Transcript
-
-#: Array dtypes a transcript may record (bool, integers, floats, complex, little-endian), with
-#: their item sizes.
-_ITEMSIZE = {d: np.dtype(d).itemsize for d in (
-    "|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", "<f4", "<f8", "<c8",
-    "<c16")}
-_METAS = "__metas__"
-#: Payloads this small on average are copied out of the file rather than viewed in place.
-_COPIED_BYTES = 4096
-_MAX_DIMS = 32
-
-
-class Damage(Exception):
-    """A batch or message that cannot be read (internal to the reader)."""
 
 
 def read_transcript(path: str | os.PathLike[str]) -> Transcript:
@@ -50,6 +45,11 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
     listed in ``read_problems`` and :meth:`Transcript.verify` reports it (``truncated`` when
     the file was cut, ``tampered`` at the first damaged message otherwise).
 
+    The messages are the file's record batches, memory-mapped and checked as they are read
+    (:class:`~fedsec.transcript.columnar.ColumnMessages`): each is built when it is read, its
+    payload a read-only view of the file's bytes, and :meth:`Transcript.verify` checks the
+    chain from the batches.
+
     Raises
     ------
     MissingInputError
@@ -58,7 +58,8 @@ def read_transcript(path: str | os.PathLike[str]) -> Transcript:
         When the file is not a fedsec transcript at all or its header is unreadable.
     """
     with open_messages(path) as stream:
-        messages = tuple(stream)
+        messages = ColumnMessages(list(stream.record_batches()), stream.version,
+                                  as_written=stream.as_written)
         return Transcript(header=stream.header, messages=messages, footer=stream.footer,
                           read_problems=tuple(stream.problems), format_version=stream.version,
                           damaged_at=stream.damaged_at, checkpoints=tuple(stream.checkpoints))
@@ -94,7 +95,7 @@ def payload_of(row: Mapping[str, Any]) -> np.ndarray | bytes:
     shape = [int(n) for n in row["payload_shape"]]
     raw = bytes(row["payload"])
     try:
-        _check_layout(kind, dtype, shape, len(raw))
+        check_layout(kind, dtype, shape, len(raw))
     except Damage as error:
         raise TranscriptError(f"This row's payload cannot be decoded: {error}.") from None
     return decode(kind, dtype, tuple(shape), raw)
@@ -125,6 +126,9 @@ class MessageStream:
         self.problems: list[str] = []
         self.damaged_at: int | None = None
         self.n_read = 0
+        #: whether every batch read so far was checked (:meth:`record_batches`) and holds its
+        #: messages as they are written (:func:`~fedsec.transcript.batch_check.check_batch`)
+        self.as_written = True
         #: ``(messages so far, chain value)`` after each batch read that records one
         self.checkpoints: list[tuple[int, bytes]] = []
         self._source = pa.memory_map(str(path)) if mapped else pa.OSFile(str(path))
@@ -153,7 +157,7 @@ class MessageStream:
             except (pa.ArrowException, OSError, ValueError) as error:
                 raise TranscriptError(
                     f"{str(self.path)!r} is cut off or corrupt before its header ends "
-                    f"({_short(error)}); no message can be read.") from error
+                    f"({short(error)}); no message can be read.") from error
         self.header, self.version = _header(schema, self.path)
         self._same_header = self._file is None or _same_header_at_start(self._source, schema)
 
@@ -183,17 +187,21 @@ class MessageStream:
             assert cols is not None  # decoded
             yield cols
 
-    def record_batches(self, decode: bool = True) -> Iterator[pa.RecordBatch]:
-        """Each checked batch as Arrow holds it (payloads as wire bytes); with
-        ``decode=False`` validated only, its messages' fields not decoded."""
-        for batch, _, _ in self.chain_batches(decode):
+    def record_batches(self, check: bool = True) -> Iterator[pa.RecordBatch]:
+        """Each checked batch as Arrow holds it (payloads as wire bytes), its messages checked
+        as :meth:`column_batches` checks them but from the columns at once
+        (:func:`~fedsec.transcript.batch_check.check_batch`); with ``check=False`` validated
+        only."""
+        for batch, _, _ in self.chain_batches(check=check):
             yield batch
 
-    def chain_batches(self, decode: bool = False
+    def chain_batches(self, decode: bool = False, check: bool = False
                       ) -> Iterator[tuple[pa.RecordBatch, bytes | None, Columns | None]]:
         """Each validated batch with the chain value its metadata records after it (None when
         it records none or an unreadable one) and, with ``decode``, its checked columns: what
-        a format-4 chain is checked from (:meth:`BatchChainCheck.add_batch`)."""
+        a format-4 chain is checked from (:meth:`BatchChainCheck.add_batch`). With ``check``
+        (or ``decode``) its messages are checked too, and a batch whose messages cannot be
+        read ends the reading."""
         if not self._same_header:
             self._damaged("the run header at the start of the file differs from the copy in "
                           "the file's index (a stream reader would see another run)")
@@ -207,12 +215,14 @@ class MessageStream:
                 cols: Columns | None = None
                 if decode:
                     cols = checked_columns(batch, self.n_read, self.version)
-                else:
-                    _validated(batch, self.version)
+                as_written = check and check_batch(batch, self.n_read, self.version)
+                if not (decode or check):
+                    validated(batch, self.version)
                 footer = _footer(custom) if batch.num_rows == 0 else None
             except Damage as error:
                 self._damaged(f"record batch {index}: {error}")
                 return
+            self.as_written = self.as_written and as_written
             self.n_read += batch.num_rows
             self.footer = footer
             checkpoint = _checkpoint(custom) if batch.num_rows else None
@@ -236,7 +246,7 @@ class MessageStream:
             try:
                 yield self._file.get_batch_with_custom_metadata(i)
             except (pa.ArrowException, OSError, ValueError) as error:
-                self._damaged(f"record batch {i} is unreadable ({_short(error)})")
+                self._damaged(f"record batch {i} is unreadable ({short(error)})")
                 return
 
     def _from_stream(self) -> Iterator[tuple[pa.RecordBatch, Any]]:
@@ -250,7 +260,7 @@ class MessageStream:
                 return
             except (pa.ArrowException, OSError, ValueError) as error:
                 self.problems.append(f"the file breaks after message {self.n_read - 1} "
-                                     f"({_short(error)})")
+                                     f"({short(error)})")
                 return
 
 
@@ -282,7 +292,7 @@ def _header(schema: pa.Schema, path: Path) -> tuple[dict[str, Any], str]:
         raise TranscriptError(f"{str(path)!r} has {found}; expected "
                               f"{fmt.column_names(text)} of fedsec's types.")
     try:
-        header = _json_object(meta[fmt.HEADER_KEY])
+        header = json_object(meta[fmt.HEADER_KEY])
     except Damage as error:
         raise TranscriptError(f"{str(path)!r} has an unreadable run header ({error}).") from None
     return header, text
@@ -299,114 +309,4 @@ def _checkpoint(custom: Mapping[bytes, bytes] | None) -> bytes | None:
 def _footer(custom: Mapping[bytes, bytes] | None) -> dict[str, Any] | None:
     if not custom or fmt.FOOTER_KEY not in custom:
         return None
-    return _json_object(custom[fmt.FOOTER_KEY], "the end record")
-
-
-def _json_object(raw: bytes, what: str = "JSON") -> dict[str, Any]:
-    try:
-        value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise Damage(f"{what} is unreadable ({_short(error)})") from None
-    if not isinstance(value, dict):
-        raise Damage(f"{what} is not a JSON object")
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a value fedsec records")
-
-
-Columns = dict[str, list[Any]]
-
-
-def checked_columns(batch: pa.RecordBatch, first: int,
-                    version: str = fmt.FORMAT_VERSION) -> Columns:
-    """The columns of ``batch`` (its first message at position ``first``) as lists, keyed by
-    :class:`Message` field, every message's payload layout and metadata checked.
-
-    Raises
-    ------
-    Damage
-        When the batch does not have fedsec's columns and types, fails Arrow's full
-        validation, or a message's fields cannot be decoded.
-    """
-    _validated(batch, version)
-    cols = {fmt.field_name(name): (payload_values(batch.column(i)) if name == "payload"
-                                   else batch.column(i).to_pylist())
-            for i, name in enumerate(batch.schema.names)}
-    if "digest" not in cols:  # format 4 chains batches, not messages
-        cols["digest"] = [NO_DIGEST] * batch.num_rows
-    metas: list[Mapping[str, Any]] = []
-    for i, (kind, dtype, shape, raw, meta) in enumerate(zip(
-            cols["kind"], cols["dtype"], cols["shape"], cols["payload"], cols["meta"],
-            strict=True)):
-        try:
-            _check_layout(kind, dtype, shape, len(raw))
-            metas.append(NO_META if meta == "{}" else _json_object(meta.encode("utf-8"),
-                                                                      "its metadata"))
-        except Damage as error:
-            raise Damage(f"message {first + i} is unreadable: {error}") from None
-    cols[_METAS] = metas
-    return cols
-
-
-def _validated(batch: pa.RecordBatch, version: str) -> None:
-    """Refuse a batch without fedsec's columns and types, or that fails Arrow's full
-    validation (offsets and lengths inside its buffers); None when it passes."""
-    if not batch.schema.remove_metadata().equals(fmt.bare_schema(version)):
-        raise Damage("its columns are not a transcript's")
-    try:
-        batch.validate(full=True)
-    except (pa.ArrowException, ValueError) as error:
-        raise Damage(f"it fails validation ({_short(error)})") from None
-
-
-def payload_values(column: pa.Array) -> list[memoryview] | list[bytes]:
-    """A validated binary column's values, large ones as views of its data buffer: no copy, so a
-    memory-mapped file's payloads are read from disk only when used (arrays decode to
-    read-only views of them; the mapping lives as long as a view does). A batch of small
-    payloads (on average at most :data:`_COPIED_BYTES` each) is copied out instead."""
-    if column.null_count:
-        raise Damage("a message has no payload")
-    _, offsets_buffer, data_buffer = column.buffers()
-    if data_buffer is None or data_buffer.size <= _COPIED_BYTES * max(len(column), 1):
-        return column.to_pylist()  # small payloads: copying them is cheaper than views
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
-        column.offset:column.offset + len(column) + 1].tolist()
-    data = memoryview(data_buffer)
-    return [data[start:end] for start, end in itertools.pairwise(offsets)]
-
-
-def messages_of(cols: Columns) -> list[Message]:
-    """Messages from checked columns (:func:`checked_columns`), payloads decoded."""
-    return [Message(seq, round_, phase, sender, receiver, tag, kind, protection, key_id, dtype,
-                    tuple(shape), decode(kind, dtype, tuple(shape), raw), size, meta, elapsed,
-                    crypto, digest)
-            for (seq, round_, phase, sender, receiver, tag, kind, protection, key_id, dtype,
-                 shape, raw, size, meta, elapsed, crypto, digest) in zip(
-                cols["seq"], cols["round"], cols["phase"], cols["sender"], cols["receiver"],
-                cols["tag"], cols["kind"], cols["protection"], cols["key_id"], cols["dtype"],
-                cols["shape"], cols["payload"], cols["size"], cols[_METAS], cols["elapsed"],
-                cols["crypto_seconds"], cols["digest"], strict=True)]
-
-
-def _check_layout(kind: str, dtype: str, shape: list[int], n_bytes: int) -> None:
-    """Refuse a payload layout (from the file) that does not describe exactly its bytes."""
-    if kind == BYTES:
-        if dtype or shape:
-            raise Damage("a byte payload with an array layout")
-        return
-    if kind != ARRAY:
-        raise Damage(f"unknown payload kind {kind[:20]!r}")
-    itemsize = _ITEMSIZE.get(dtype)
-    if itemsize is None:
-        raise Damage(f"dtype {dtype[:20]!r} is not one a transcript records")
-    if len(shape) > _MAX_DIMS or any(n < 0 for n in shape):
-        raise Damage(f"shape {tuple(shape[:_MAX_DIMS + 1])} is invalid")
-    if math.prod(shape) * itemsize != n_bytes:
-        raise Damage(f"shape {tuple(shape)} of {dtype} does not fit its {n_bytes} payload bytes")
-
-
-def _short(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return text[:160]
+    return json_object(custom[fmt.FOOTER_KEY], "the end record")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fedsec.transcript.chain_check import IntegrityReport, chain_check
+from fedsec.transcript.columnar import ColumnMessages
 from fedsec.transcript.message import CHAIN_FORMAT, Message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,8 +28,9 @@ class Transcript:
         Every message in order: for a run recorded in memory a
         :class:`~fedsec.transcript.rows.RecordedMessages` that builds each from the writer's
         rows as it is read, for a run streamed to a file a
-        :class:`~fedsec.transcript.log.MessageLog` that reads them back from it lazily, or a
-        tuple.
+        :class:`~fedsec.transcript.log.MessageLog` that reads them back from it lazily, for a
+        file read back a :class:`~fedsec.transcript.columnar.ColumnMessages` that builds each
+        from the file's record batches, or a tuple.
     footer : Mapping or None
         How the run ended (``status``, ``n_messages``, final ``head``);
         ``None`` when the file was cut before the end record.
@@ -70,10 +72,15 @@ class Transcript:
         Detects reordered, inserted, removed or altered messages, a missing
         end record (truncation) and an aborted run. The chain is an integrity
         check, not a signature: someone who rewrites every later message and
-        the end record can forge a consistent file.
+        the end record can forge a consistent file. Messages read from a file
+        (:class:`~fedsec.transcript.columnar.ColumnMessages`) are checked from its record
+        batches, with the verdict checking each message would give.
         """
         chain = chain_check(self.header, self.format_version)
-        chain.add_messages(self.messages, checkpoints=self.checkpoints)
+        fed = (self.messages.chain_into(chain, self.checkpoints)
+               if isinstance(self.messages, ColumnMessages) else None)
+        if fed is None:
+            chain.add_messages(self.messages, checkpoints=self.checkpoints)
         return chain.finish(self.footer, self.read_problems, self.damaged_at,
                             n_read=len(self.messages))
 
@@ -100,6 +107,8 @@ class Transcript:
 
     def select(self, **where: Any) -> list[Message]:
         """Messages whose fields equal the given values, e.g. ``select(tag="x")``."""
+        if isinstance(self.messages, ColumnMessages):
+            return self.messages.select(**where)
         return [m for m in self.messages if all(getattr(m, k) == v for k, v in where.items())]
 
 

@@ -18,32 +18,32 @@ a sample are kept and reused when it is picked again (Algorithm 2, line 4).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 
 from fedsec.backends import prg
+from fedsec.declare import Choice, Declared, Float, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import CentralizedProtocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fdskl import batches, median_width, tags
 from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl.model import RandomFeatureModel, random_feature_model
+from fedsec.protocols.fdskl.saved import SavedFeatures, last_visits
 from fedsec.registry import register
 from fedsec.seeding import keyed_generator
-from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
          "Partitioned Data, 2020")
-OWNER = "protocol 'dsg'"
 WIDTH_RULES = ("scale", "median")
 
 
 @dataclass(frozen=True, kw_only=True)
-class DSGParams:
+class DSGParams(Declared):
     """Parameters of DSG (and of FDSKL, which adds its own).
 
     ``kernel_width`` 0 means scikit-learn's ``"scale"``: ``sigma^2 = d Var(X) / 2``
@@ -54,60 +54,47 @@ class DSGParams:
     each iteration a mini-batch step (:mod:`.batches`).
     """
 
-    _owner: ClassVar[str] = OWNER
-    n_iterations: int = 6000
+    n_iterations: Annotated[int, Int(min=1)] = 6000
     """Iterations t: each picks batch_size training samples and draws features_per_iteration random
     features (w, b) (one and one by default, as in the paper)."""
-    kernel: str = "rbf"
+    kernel: Annotated[str, Choice(*rf.KERNELS)] = "rbf"
     """The kernel the random features approximate: rbf, exp(-||x - y||^2 / (2 width^2)), or laplace,
     exp(-||x - y||_1 / width)."""
-    kernel_width: float = 0.0
+    kernel_width: Annotated[float, Float(min=0.0)] = 0.0
     """The kernel's width (sigma); 0: like scikit-learn's "scale", from pooled statistics (rbf:
     sigma^2 = n_features Var(X) / 2)."""
-    loss: str = "logistic"
+    loss: Annotated[str, Choice(*rf.LOSSES)] = "logistic"
     """Loss L(f(x), y) of the paper's Table 1: square, logistic or smooth-hinge."""
-    step: float = 0.1
+    step: Annotated[float, Float(min=0.0, min_inclusive=False)] = 0.1
     """Constant step size gamma of alpha_t = -gamma L'(f, y) phi_t(x); step * regularization must be
     < 1 (Theorem 4)."""
-    regularization: float = 1e-3
+    regularization: Annotated[float, Float(min=0.0)] = 1e-3
     """Weight lambda: every earlier alpha is scaled by 1 - step * lambda each iteration."""
-    block: int = 64
+    block: Annotated[int, Int(min=1)] = 64
     """Iterations vectorised together (the same model either way; in FDSKL one message per tree edge
     carries a block)."""
-    batch_size: int = 1
+    batch_size: Annotated[int, Int(min=1)] = 1
     """Samples B per iteration: the step averages the B samples' functional gradients (Dai et al.'s
     mini-batch); 1 is the paper's one-sample iteration."""
-    features_per_iteration: int = 1
+    features_per_iteration: Annotated[int, Int(min=1)] = 1
     """Random features r drawn per iteration, each weighted 1/r (the kernel they approximate
     together); the model ends with n_iterations * r features."""
-    width_rule: str = "scale"
+    width_rule: Annotated[str, Choice(*WIDTH_RULES)] = "scale"
     """How the width is set when kernel_width is 0: scale (pooled column statistics) or median (the
     median distance over width_pairs seeded pairs of samples; FDSKL sums the workers' partial
     distances along masked trees and the first active worker learns the sampled pairs' full
     distances)."""
-    width_pairs: int = 1000
+    width_pairs: Annotated[int, Int(min=1)] = 1000
     """Pairs of samples whose distances the median width rule takes."""
 
     def __post_init__(self) -> None:
-        owner = self._owner
-        check_int(self.n_iterations, owner=owner, name="n_iterations", min_value=1)
-        check_choice(self.kernel, owner=owner, name="kernel", choices=rf.KERNELS)
-        check_float(self.kernel_width, owner=owner, name="kernel_width", min_value=0.0)
-        check_choice(self.loss, owner=owner, name="loss", choices=rf.LOSSES)
-        check_float(self.step, owner=owner, name="step", min_value=0.0, min_inclusive=False)
-        check_float(self.regularization, owner=owner, name="regularization", min_value=0.0)
+        owner = owner_of(self)
         if self.step * self.regularization >= 1.0:
             raise ValidationError(
                 f"The 'step' and 'regularization' parameters of {owner} must satisfy "
                 f"step * regularization < 1 (Theorem 4). Got {self.step} * "
                 f"{self.regularization} instead."
             )
-        check_int(self.block, owner=owner, name="block", min_value=1)
-        check_int(self.batch_size, owner=owner, name="batch_size", min_value=1)
-        check_int(self.features_per_iteration, owner=owner, name="features_per_iteration",
-                  min_value=1)
-        check_choice(self.width_rule, owner=owner, name="width_rule", choices=WIDTH_RULES)
-        check_int(self.width_pairs, owner=owner, name="width_pairs", min_value=1)
         if self.kernel_width > 0 and self.width_rule != "scale":
             raise ValidationError(
                 f"The 'width_rule' parameter of {owner} applies only when kernel_width is 0; got "
@@ -174,7 +161,7 @@ def train(params: DSGParams, X: np.ndarray, y: np.ndarray, seed: int,
     derivative = rf.loss_derivative(params.loss)
     decay = 1.0 - params.step * params.regularization
     last = np.full(X.shape[0], -1)
-    saved: dict[int, np.ndarray] = {}
+    saved = SavedFeatures(last_visits(plan.samples, X.shape[0], B))
     for t0 in range(0, T, params.block):
         stop_block = min(t0 + params.block, T)
         todo = batches.segments(plan.samples[t0 * B:stop_block * B], t0, last, batch_size=B,
@@ -184,15 +171,15 @@ def train(params: DSGParams, X: np.ndarray, y: np.ndarray, seed: int,
             f, phis = np.empty(B), np.empty((B, r))
             for b, (s, start, stop) in enumerate(todo[k:k + B]):
                 Z = bank.directions(start, stop) @ X[s] + bank.phases(start, stop)
-                row = np.concatenate([saved[s], rf.feature_map(Z)]) if s in saved \
-                    else rf.feature_map(Z)
-                saved[s] = row
+                saved.add(s, rf.feature_map(Z, out=Z))
+                row = saved.row(s)
                 f[b] = row[:t * r] @ alpha[:t * r]
                 phis[b] = row[t * r:(t + 1) * r]
             samples = [s for s, _, _ in todo[k:k + B]]
             alpha[t * r:(t + 1) * r] = batches.new_alphas(
                 batches.batch_gradients(f, y[samples], derivative), phis, step=params.step)
             alpha[:t * r] *= decay
+            saved.visited(t, samples)
     return alpha, bank
 
 

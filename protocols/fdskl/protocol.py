@@ -23,6 +23,8 @@ How this simulation runs it, and where it departs from the text:
   passed.
 * Active workers take iterations in turn (``t mod n_active``), the sequential
   form of "keep doing in parallel".
+* The values ``phi_j(x_i)`` a worker keeps (line 4) are dropped after the sample's last visit
+  in the schedule, which no later step reads (:mod:`.saved`).
 * ``batch_size`` / ``features_per_iteration`` > 1: each iteration draws B samples and r
   features and takes the averaged step (:mod:`.batches`); the picker owns all r features,
   and one partial-prediction message per edge carries the B values of ``f^l``.
@@ -45,10 +47,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 
+from fedsec.declare import Choice
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transforms
 from fedsec.outcomes import Outcome
@@ -57,6 +60,7 @@ from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl.batches import batch_gradients, n_owned, new_alphas, owned, segments
 from fedsec.protocols.fdskl.model import random_feature_model
 from fedsec.protocols.fdskl.plans import TreePlan, build_plan, total_tree
+from fedsec.protocols.fdskl.saved import SavedFeatures, keep_features, last_visits
 from fedsec.protocols.fdskl.sums import (
     OFFSET_MODES,
     Algorithm3,
@@ -68,35 +72,29 @@ from fedsec.protocols.fdskl.sums import (
 )
 from fedsec.protocols.fdskl.trees import KINDS, layout
 from fedsec.registry import register
-from fedsec.validation import check_choice
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
     from fedsec.federation import Federation, Party
+    from fedsec.network import Network
 
 
 @dataclass(frozen=True, kw_only=True)
 class FDSKLParams(dsg.DSGParams):
     """DSG's parameters plus the offsets mode and the communication structure."""
 
-    _owner: ClassVar[str] = "protocol 'fdskl'"
-    offsets: str = "per-feature"
+    offsets: Annotated[str, Choice(*OFFSET_MODES)] = "per-feature"
     """Offsets of Algorithm 3: per-feature (the paper: one per worker and feature, reused), fresh
     (new ones for every pair) or none (raw partial products travel along T1)."""
-    structure: str = "tree"
+    structure: Annotated[str, Choice(*KINDS)] = "tree"
     """Layout of the summation trees: tree (balanced, log depth), cycle (a ring) or star (everyone
     sends to one node; refused whenever offsets are used)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_choice(self.offsets, owner=self._owner, name="offsets", choices=OFFSET_MODES)
-        check_choice(self.structure, owner=self._owner, name="structure", choices=KINDS)
 
 
 class _Worker:
     """One worker's state: its features, its columns of the directions, alphas, saved values."""
 
-    def __init__(self, party: Party, n_features: int) -> None:
+    def __init__(self, party: Party, n_features: int, last_visit: np.ndarray) -> None:
         (cell,) = party.held_shard().cells
         order = np.argsort(cell.rows)  # samples are training-row indices
         self.party = party
@@ -106,7 +104,19 @@ class _Worker:
         self.W = np.empty((n_features, self.columns.size))
         self.offsets = np.full(n_features, np.nan)
         self.alpha = np.zeros(0)  # sized by the protocol for active workers
-        self.saved: dict[int, np.ndarray] = {}
+        self.saved = SavedFeatures(last_visit)  # phi_j(x_i) per sample, while it comes back
+
+
+def _partials(net: Network, workers: dict[str, _Worker], pairs: Pairs, residue: int,
+              stride: int, group: int, masked: bool) -> Callable[[str], np.ndarray]:
+    """Each worker's partial products for ``pairs`` (with its per-feature offsets when
+    ``masked``), computed when T1 first needs them: one worker's vector at a time."""
+    def partial(n: str) -> np.ndarray:
+        w = workers[n]
+        with net.compute(n):
+            return partial_products(w.W, w.X, pairs, residue, stride,
+                                    w.offsets if masked else None, group)
+    return partial
 
 
 @register("protocol", "fdskl")
@@ -138,7 +148,9 @@ class FDSKL(Protocol):
             raise ValidationError("FDSKL runs on a vertical partition without feature overlap.")
         names = tuple(part.data_parties)
         B, r, F = p.batch_size, p.features_per_iteration, p.n_features
-        workers = {n: _Worker(federation.party(n), F) for n in names}
+        plan = dsg.schedule(federation.secret_seed, part.n_samples, p.n_iterations, B)
+        final = last_visits(plan.samples, part.n_samples, B)
+        workers = {n: _Worker(federation.party(n), F, final) for n in names}
         active = tuple(n for n in names if n in part.label_owners[0])
         labels = workers[active[0]].y
         if labels is None:
@@ -146,7 +158,6 @@ class FDSKL(Protocol):
         y = dsg.signed_labels(labels, federation.test_set().task, p.loss)
         net = federation.network
         d = sum(w.columns.size for w in workers.values())
-        plan = dsg.schedule(federation.secret_seed, part.n_samples, p.n_iterations, B)
         plans = self._setup(federation, workers, active, plan, d)
         width = self._width(federation, workers, plans[active[0]])
         banks = {n: rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width) for n in names}
@@ -184,15 +195,15 @@ class FDSKL(Protocol):
                         continue
                     n_pairs += pairs.size
                     masked = p.offsets == "per-feature"
-                    partials = {}
-                    for n, w in workers.items():
-                        with net.compute(n):
-                            partials[n] = partial_products(w.W, w.X, pairs, k, stride,
-                                                           w.offsets if masked else None, r)
-                    Z = algorithms[a].run(pairs, partials, owned(t0 * r, t1_ * r, k, stride, r),
+                    Z = algorithms[a].run(pairs, _partials(net, workers, pairs, k, stride, r,
+                                                           masked),
+                                          owned(t0 * r, t1_ * r, k, stride, r),
                                           {tags.BLOCK: block, tags.OWNER_STRIDE: [k, stride]},
                                           masked=masked)
-                    self._save(workers[a], pairs, Z, k, stride, r)
+                    # the requester keeps phi_j(x_i) for its pairs (Algorithm 2, line 4)
+                    keep_features(workers[a].saved, pairs.segments, rf.feature_map(Z, out=Z),
+                                  k, stride, r)
+                    del Z
                 self._iterate(federation, workers, active, plan.samples, y, t0, t1_,
                               derivative, decay, block)
             federation.advance(self.name, t1_, p.n_iterations, "iteration")
@@ -288,19 +299,6 @@ class FDSKL(Protocol):
             broadcast_down(federation.network, plans[a].t1, payload, tags.SAMPLE_INDEX,
                            {tags.PICKER: a, tags.BLOCK: block})
 
-    @staticmethod
-    def _save(worker: _Worker, pairs: Pairs, Z: np.ndarray, residue: int, stride: int,
-              group: int) -> None:
-        """The requester keeps ``phi_j(x_i)`` for its pairs (Algorithm 2, line 4)."""
-        phi = rf.feature_map(Z)
-        at = 0
-        for s, start, stop in pairs.segments:
-            m = owned(start, stop, residue, stride, group).size
-            row = phi[at:at + m]
-            worker.saved[s] = np.concatenate([worker.saved[s], row]) if s in worker.saved \
-                else row
-            at += m
-
     def _iterate(self, federation: Federation, workers: dict[str, _Worker],
                  active: tuple[str, ...], samples: np.ndarray, y: np.ndarray, t0: int, t1: int,
                  derivative: Callable[[float, float], float], decay: float, block: int) -> None:
@@ -319,7 +317,7 @@ class FDSKL(Protocol):
                 w = workers[n]
                 with net.compute(n):
                     m = n_owned(t * r, j, stride, r)
-                    mine = np.array([float(w.saved[s][:m] @ w.alpha[:m]) if m else 0.0
+                    mine = np.array([float(w.saved.row(s)[:m] @ w.alpha[:m]) if m else 0.0
                                      for s in batch])
                     parts[n] = mine if B > 1 else mine[0]
             if stride > 1:
@@ -332,12 +330,13 @@ class FDSKL(Protocol):
             picker = workers[a]
             with net.compute(a):
                 m = n_owned(t * r, k, stride, r)
-                phis = np.array([picker.saved[s][m:m + r] for s in batch])
+                phis = np.array([picker.saved.row(s)[m:m + r] for s in batch])
                 new = new_alphas(batch_gradients(np.atleast_1d(f), y[batch], derivative), phis,
                                  step=p.step)
             for j, n in enumerate(active):
                 with net.compute(n):
                     workers[n].alpha[: n_owned(t * r, j, stride, r)] *= decay
+                workers[n].saved.visited(t, batch)
             picker.alpha[m:m + r] = new
 
     # -- result --------------------------------------------------------------------------

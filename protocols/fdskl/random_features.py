@@ -106,9 +106,10 @@ class FeatureBank:
         return self._b[start:stop]
 
 
-def feature_map(Z: np.ndarray) -> np.ndarray:
-    """``sqrt(2) cos(Z)``: random features from their arguments ``w^T x + b``."""
-    out = np.cos(Z)
+def feature_map(Z: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """``sqrt(2) cos(Z)``: random features from their arguments ``w^T x + b`` (into ``out``
+    when given, which may be ``Z`` itself)."""
+    out = np.cos(Z, out=out)
     out *= SQRT2
     return out
 
@@ -198,6 +199,8 @@ def feature_scores(X: np.ndarray, directions: np.ndarray, phases: np.ndarray, al
     out = np.zeros(X.shape[0])
     for start in range(0, alpha.size, chunk):
         stop = min(start + chunk, alpha.size)
-        Z = X @ directions[start:stop].T + phases[start:stop]
-        out += feature_map(Z) @ alpha[start:stop]
+        Z = X @ directions[start:stop].T
+        Z += phases[start:stop]  # in place, as the features below: one array at a time
+        out += feature_map(Z, out=Z) @ alpha[start:stop]
+        del Z
     return out

@@ -42,28 +42,41 @@ from fedsec.protocols.fdskl.trees import Tree, edges, holder, leaves
 OFFSET_MODES = ("per-feature", "fresh", "none")
 
 
-def tree_sum(net: Network, tree: Tree, values: Mapping[str, np.ndarray], tag: str,
+def tree_sum(net: Network, tree: Tree,
+             values: Mapping[str, np.ndarray] | Callable[[str], np.ndarray], tag: str,
              meta: Mapping[str, Any], *, deliver_to: str | None = None) -> np.ndarray:
     """Sum the workers' vectors along ``tree``: one message per edge, in round order.
 
-    Returns the total as the root's holder has it; with ``deliver_to`` (a
-    worker other than the root's holder) the holder sends it there, one more
-    message.
+    ``values`` maps each worker to its vector, or is a function that makes a worker's vector
+    when the tree first needs it (when the worker sends or first receives), so that a worker's
+    vector exists only from then until it has been sent on. Returns the total as the root's
+    holder has it; with ``deliver_to`` (a worker other than the root's holder) the holder sends
+    it there, one more message.
     """
-    partial = {w: np.asarray(values[w], dtype=np.float64) for w in leaves(tree)}
+    make = values if callable(values) else values.__getitem__
+    partial: dict[str, np.ndarray] = {}
     for e in edges(tree):
         with net.compute(e.sender):
-            payload = partial[e.sender]
+            payload = partial.pop(e.sender, None)
+        if payload is None:  # a leaf: its vector made now (its own work, timed by ``make``)
+            payload = _leaf(make, e.sender)
         got = net.send(e.sender, e.receiver, tag, payload,
                        meta={**meta, tags.COVERS: list(e.covers), tags.ROUND: e.round})
+        del payload  # sent on: the sender keeps nothing of it
+        mine = partial[e.receiver] if e.receiver in partial else _leaf(make, e.receiver)
         with net.compute(e.receiver):
-            partial[e.receiver] = partial[e.receiver] + got
+            partial[e.receiver] = mine + got
+        del mine, got
     root = holder(tree)
-    total = partial[root]
+    total = partial[root] if root in partial else _leaf(make, root)
     if deliver_to is not None and deliver_to != root:
         total = net.send(root, deliver_to, tag, total,
                          meta={**meta, tags.COVERS: list(leaves(tree)), tags.DELIVERY: True})
     return np.asarray(total)
+
+
+def _leaf(make: Callable[[str], np.ndarray], worker: str) -> np.ndarray:
+    return np.asarray(make(worker), dtype=np.float64)
 
 
 def broadcast_down(net: Network, tree: Tree, payload: Any, tag: str,
@@ -75,9 +88,9 @@ def broadcast_down(net: Network, tree: Tree, payload: Any, tag: str,
 
 @dataclass
 class Pairs:
-    """The (sample, feature) pairs one requester needs in one batch, in payload order."""
+    """The (sample, feature) pairs one requester needs in one batch, in payload order: each
+    pair's feature, and the ``[sample, start, stop]`` segments that name them."""
 
-    samples: np.ndarray
     features: np.ndarray
     segments: list[list[int]]
 
@@ -91,16 +104,15 @@ def pairs_of(segments: Sequence[tuple[int, int, int]], residue: int, stride: int
              group: int = 1) -> Pairs:
     """A requester's pairs from a batch's ``(sample, start, stop)`` segments (``group``:
     features per iteration, see :func:`owned`)."""
-    samples, features, kept = [], [], []
+    features, kept = [], []
     for s, start, stop in segments:
         js = owned(start, stop, residue, stride, group)
         if js.size:
-            samples.append(np.full(js.size, s))
             features.append(js)
             kept.append([int(s), int(start), int(stop)])
     if not features:
-        return Pairs(np.zeros(0, dtype=int), np.zeros(0, dtype=int), [])
-    return Pairs(np.concatenate(samples), np.concatenate(features), kept)
+        return Pairs(np.zeros(0, dtype=int), [])
+    return Pairs(np.concatenate(features), kept)
 
 
 def partial_products(W: np.ndarray, X: np.ndarray, pairs: Pairs, residue: int, stride: int,
@@ -144,20 +156,22 @@ class Algorithm3:
     transform: Callable[[str, np.ndarray], np.ndarray]
     removed: np.ndarray  # per feature: the offsets' total T2 returned (per-feature mode)
 
-    def run(self, pairs: Pairs, partials: Mapping[str, np.ndarray], new_features: np.ndarray,
-            meta: Mapping[str, Any], *, masked: bool = False) -> np.ndarray:
+    def run(self, pairs: Pairs, partials: Callable[[str], np.ndarray],
+            new_features: np.ndarray, meta: Mapping[str, Any], *,
+            masked: bool = False) -> np.ndarray:
         """``w_j^T x_i + b_j`` at the requester for every pair.
 
-        ``masked``: the per-feature offsets are already in ``partials`` (see
+        ``partials(w)`` computes worker ``w``'s partial products (called once per worker,
+        when T1 needs them); ``masked``: the per-feature offsets are already in them (see
         :func:`partial_products`).
         """
         mode = self.mode
         base = {**meta, tags.REQUESTER: self.requester, tags.OFFSETS: mode}
         fresh: dict[str, np.ndarray] = {}
-        leaf_values = {}
-        for w in self.workers:
+
+        def leaf(w: str) -> np.ndarray:
+            value = partials(w)
             with self.net.compute(w):
-                value = partials[w]
                 if mode == "per-feature" and not masked:
                     value = value + self.offsets[w][pairs.features]
                 elif mode == "fresh":
@@ -165,18 +179,22 @@ class Algorithm3:
                     draws = self.rngs[w].uniform(0.0, 2 * np.pi, size=pairs.size)
                     fresh[w] = np.where(mine, self.phases[pairs.features], draws)
                     value = value + fresh[w]
-                leaf_values[w] = self.transform(w, value)
+                return self.transform(w, value)
+
         pair_meta = {**base, tags.PAIRS: pairs.segments}
-        xi = tree_sum(self.net, self.t1, leaf_values, tags.PARTIAL_DOT,
+        xi = tree_sum(self.net, self.t1, leaf, tags.PARTIAL_DOT,
                       {**pair_meta, tags.TREE: tags.TREE_SUMS})
         if mode == "per-feature" and new_features.size:  # T2 once per feature, when created
             self._remove_per_feature(new_features, base)
-        with self.net.compute(self.requester):
+        with self.net.compute(self.requester):  # each result into its second operand's copy
             if mode == "none":
-                return xi + self.phases[pairs.features]
+                shifted = self.phases[pairs.features]
+                return np.add(xi, shifted, out=shifted)
             if mode == "per-feature":
-                return xi - self.removed[pairs.features]
-        return xi - self._remove_fresh(pairs, fresh, pair_meta)
+                removed = self.removed[pairs.features]
+                return np.subtract(xi, removed, out=removed)
+        removed = self._remove_fresh(pairs, fresh, pair_meta)
+        return np.subtract(xi, removed, out=removed)
 
     def _remove_per_feature(self, features: np.ndarray, meta: Mapping[str, Any]) -> None:
         excluded = self.phase_holder[features]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
+from fedsec.declare import Bool, Choice, Declared, Float, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.protocols.fedgraph.models import Training
 from fedsec.protocols.fedgraph.privacy_score import ScoreSettings
-from fedsec.validation import check_choice, check_float, check_int
 
 PAPER = ("Hybrid FedGraph: An efficient hybrid federated learning algorithm using graph "
          "convolutional neural network (arXiv 2024)")
@@ -20,7 +21,7 @@ INPUTS = ("pixels", "as-is")
 
 
 @dataclass(frozen=True, kw_only=True)
-class FedGraphParams:
+class FedGraphParams(Declared):
     """Hybrid FedGraph's parameters (the paper's values where it gives them).
 
     Client MLPs: ``hidden`` units in each of ``layers`` hidden layers (256 and 5), Adam
@@ -53,85 +54,71 @@ class FedGraphParams:
     clustering, offline, for the paper's Table 2 columns.
     """
 
-    hidden: int = 256
+    hidden: Annotated[int, Int(min=1)] = 256
     """Units in each hidden layer of the clients' MLPs (the paper: 256)."""
-    layers: int = 5
+    layers: Annotated[int, Int(min=1)] = 5
     """Hidden layers of the clients' MLPs (the paper: 5)."""
-    epochs: int = 20
+    epochs: Annotated[int, Int(min=1)] = 20
     """Epochs of Adam training each client's MLP (20: the paper's count is lost)."""
-    batch_size: int = 128
+    batch_size: Annotated[int, Int(min=1)] = 128
     """Mini-batch size of the clients' MLP training (the paper: 128)."""
-    lr: float = 0.001
+    lr: Annotated[float, Float(min=0.0, min_inclusive=False)] = 0.001
     """Adam learning rate of the clients' MLPs (0.001: the paper's value is lost)."""
-    weight_decay: float = 0.0001
+    weight_decay: Annotated[float, Float(min=0.0)] = 0.0001
     """Adam weight decay of the clients' MLPs and the server's GCN (0.0001: the paper's value is
     lost)."""
-    depth: int = 0
+    depth: Annotated[int, Int(min=0)] = 0
     """Hidden layers the extractor keeps (at most layers); 0: each client chooses by the privacy
     score."""
-    scores: bool = False
+    scores: Annotated[bool, Bool()] = False
     """Compute the privacy score at every depth even when depth is fixed."""
-    score_samples: int = 20
+    score_samples: Annotated[int, Int(min=1)] = 20
     """Rows of the client's data the privacy score is computed on (20)."""
-    score_steps: int = 50
+    score_steps: Annotated[int, Int(min=1)] = 50
     """Alternating gradient steps of the privacy score's search (50)."""
-    score_keep: float = 0.75
+    score_keep: Annotated[float, Float(min=0.0, max=1.0)] = 0.75
     """A choice by score (depth 0, cluster_size 0) keeps this share of the range between the worst
     and the best score (0.75)."""
-    lam: float = 10_000.0
+    lam: Annotated[float, Float(min=0.0, min_inclusive=False)] = 10_000.0
     """lambda of the privacy score, the weight of the embedding gap ||g(x') - g(x)||^2 (the paper:
     10,000)."""
-    clustering: str = "crc"
+    clustering: Annotated[str, Choice(*CLUSTERINGS)] = "crc"
     """What clients send: crc (class-conditioned random clusters' means), random (random clusters'
     means), kmeans (server-side, on raw embeddings) or none (raw embeddings)."""
-    cluster_size: int = 10
+    cluster_size: Annotated[int, Int(min=0)] = 10
     """s, the rows averaged per cluster (the paper: 65 of 60,000 rows); 0: each client chooses s by
     validation (crc and random only)."""
-    redraws: int = 1
+    redraws: Annotated[int, Int(min=1)] = 1
     """Clusterings each group draws, each from its own seed, sending one set of means per draw (1:
     the paper's single clustering)."""
-    in_class: float = 0.7
+    in_class: Annotated[float, Float(min=0.0, max=1.0)] = 0.7
     """Share of each crc cluster's rows taken from one class (0.7)."""
-    gcn_hidden: int = 64
+    gcn_hidden: Annotated[int, Int(min=1)] = 64
     """Units in each layer of the server's GCN (64)."""
-    gcn_layers: int = 2
+    gcn_layers: Annotated[int, Int(min=1)] = 2
     """Layers of the server's GCN (2)."""
-    gcn_epochs: int = 100
+    gcn_epochs: Annotated[int, Int(min=1)] = 100
     """Epochs of Adam training the server's GCN (100)."""
-    gcn_lr: float = 0.001
+    gcn_lr: Annotated[float, Float(min=0.0, min_inclusive=False)] = 0.001
     """Adam learning rate of the server's GCN (0.001)."""
-    gcn_batch_size: int = 16
+    gcn_batch_size: Annotated[int, Int(min=1)] = 16
     """Mini-batch size of the server's GCN training (16, the paper's batch for clusters)."""
-    inputs: str = "pixels"
+    inputs: Annotated[str, Choice(*INPUTS)] = "pixels"
     """pixels maps 0-255 to [-1, 1] as the paper does (a fixed map: no statistics cross parties);
     as-is keeps the values."""
-    compare: bool = True
+    compare: Annotated[bool, Bool()] = True
     """Also train the server's GCN on raw embeddings and under every clustering, offline, for the
     paper's Table 2 columns."""
 
     def __post_init__(self) -> None:
-        for name in ("hidden", "layers", "epochs", "batch_size", "score_samples",
-                     "score_steps", "redraws", "gcn_hidden", "gcn_layers",
-                     "gcn_epochs", "gcn_batch_size"):
-            check_int(getattr(self, name), owner=OWNER, name=name, min_value=1)
-        check_int(self.depth, owner=OWNER, name="depth", min_value=0)
-        check_int(self.cluster_size, owner=OWNER, name="cluster_size", min_value=0)
+        owner = owner_of(self)
         if self.depth > self.layers:
             raise ValidationError(
-                f"{OWNER}: depth={self.depth} exceeds the MLP's {self.layers} hidden layers; "
+                f"{owner}: depth={self.depth} exceeds the MLP's {self.layers} hidden layers; "
                 f"choose 1..{self.layers}, or 0 to choose by the privacy score.")
-        for name in ("lr", "gcn_lr", "lam"):
-            check_float(getattr(self, name), owner=OWNER, name=name, min_value=0.0,
-                        min_inclusive=False)
-        check_float(self.weight_decay, owner=OWNER, name="weight_decay", min_value=0.0)
-        check_float(self.score_keep, owner=OWNER, name="score_keep", min_value=0.0,
-                    max_value=1.0)
-        check_float(self.in_class, owner=OWNER, name="in_class", min_value=0.0, max_value=1.0)
-        check_choice(self.clustering, owner=OWNER, name="clustering", choices=CLUSTERINGS)
-        check_choice(self.inputs, owner=OWNER, name="inputs", choices=INPUTS)
         if self.cluster_size == 0 and self.clustering not in ("crc", "random"):
             raise ValidationError(
-                f"{OWNER}: cluster_size=0 lets each client choose s, which applies where "
+                f"{owner}: cluster_size=0 lets each client choose s, which applies where "
                 f"clients cluster (crc, random); under clustering={self.clustering} give "
                 "cluster_size (for example 10).")
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
 from fedsec.backends.primitives import secure_sum
+from fedsec.declare import Int
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
@@ -38,7 +39,6 @@ from fedsec.protocols.fedmv.setup import (
     view_columns,
 )
 from fedsec.registry import register
-from fedsec.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.federation import Federation
@@ -50,18 +50,12 @@ class HFedMVParams(MVLParams):
     (each client's block-update rounds per server round; 0: MVL's ``max_rounds``, i.e. run
     to the local tolerance)."""
 
-    rounds: int = 20
+    rounds: Annotated[int, Int(min=1)] = 20
     """Server rounds: broadcast the weights, each client runs MVL on its rows, weighted secure
     average (the paper: 20)."""
-    local_rounds: int = 0
+    local_rounds: Annotated[int, Int(min=0)] = 0
     """Each client's rounds of block updates per server round; 0: up to max_rounds, i.e. run to the
     local tolerance."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_int(self.rounds, owner="protocol 'h-fedmv'", name="rounds", min_value=1)
-        check_int(self.local_rounds, owner="protocol 'h-fedmv'", name="local_rounds",
-                  min_value=0)
 
 
 @register("protocol", "h-fedmv")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
@@ -36,9 +36,11 @@ from fedsec import nn
 from fedsec.backends.primitives import secure_sum
 from fedsec.data.dataset import Dataset
 from fedsec.data.sequences import SequenceLayout, sequence_layouts, split_present, to_steps
+from fedsec.declare import Bool, Choice, Float, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
+from fedsec.privacy.mechanism import Mechanism
 from fedsec.protocols.fedmv import extractor, maths, tags
 from fedsec.protocols.fedmv.horizontal import (
     HFedMVParams,
@@ -58,7 +60,6 @@ from fedsec.protocols.fedmv.setup import (
 )
 from fedsec.registry import register
 from fedsec.seeding import generator
-from fedsec.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.federation import Federation
@@ -83,46 +84,36 @@ class SFedMVParams(HFedMVParams):
     extractors alone (Table 3's local rows).
     """
 
-    hidden: int = 16
+    hidden: Annotated[int, Int(min=1)] = 16
     """State size of each GRU direction (features per view: 2 * hidden)."""
-    fedavg_rounds: int = 10
+    fedavg_rounds: Annotated[int, Int(min=1)] = 10
     """FedAvg rounds training the extractors (the paper: 150-170)."""
-    local_epochs: int = 2
+    local_epochs: Annotated[int, Int(min=1)] = 2
     """Each client's epochs of local training per FedAvg round (the paper: 10-15)."""
-    batch_size: int = 32
+    batch_size: Annotated[int, Int(min=1)] = 32
     """Mini-batch size of local training (the paper: 128)."""
-    lr: float = 0.005
+    lr: Annotated[float, Float(min=0.0, min_inclusive=False)] = 0.005
     """Learning rate of local training (the paper: 0.001 or 0.005)."""
-    optimizer: str = "rmsprop"
+    optimizer: Annotated[str, Choice(*nn.OPTIMIZERS)] = "rmsprop"
     """Local optimizer: rmsprop (the paper's) or sgd (plain; its update is a sum of gradients,
     RMSProp's first step only their signs)."""
-    clip: float = 0.0
+    clip: Annotated[float, Float(min=0.0)] = 0.0
     """Each client clips its change of weights to this L2 norm before sending it; 0: no clipping
     (the update-noise defence sets it)."""
-    noise_multiplier: float = 0.0
+    noise_multiplier: Annotated[float, Float(min=0.0)] = 0.0
     """Each clipped update value gets N(0, (noise_multiplier * clip)^2) noise from the client's
     private stream; 0: none; needs clip > 0."""
-    local_rows: int = 0
+    local_rows: Annotated[int, Int(min=0)] = 0
     """Each client trains on its first local_rows sequences only; 0: all of them."""
-    local_baselines: bool = True
+    local_baselines: Annotated[bool, Bool()] = True
     """Also train every client's extractors alone, for the paper's Table 3 local rows (local_mvl_*,
     local_hfedmv_*)."""
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        owner = "protocol 's-fedmv'"
-        for name in ("hidden", "fedavg_rounds", "local_epochs", "batch_size"):
-            check_int(getattr(self, name), owner=owner, name=name, min_value=1)
-        check_int(self.local_rows, owner=owner, name="local_rows", min_value=0)
-        check_float(self.lr, owner=owner, name="lr", min_value=0.0, min_inclusive=False)
-        check_choice(self.optimizer, owner=owner, name="optimizer",
-                     choices=nn.OPTIMIZERS)
-        check_float(self.clip, owner=owner, name="clip", min_value=0.0)
-        check_float(self.noise_multiplier, owner=owner, name="noise_multiplier", min_value=0.0)
         if self.noise_multiplier and not self.clip:
             raise ValidationError(
-                "protocol 's-fedmv': noise_multiplier scales the noise to the clipping norm; "
-                "set clip > 0 as well.")
+                f"{owner_of(self)}: noise_multiplier={self.noise_multiplier} scales the noise to "
+                "the clipping norm, which clip=0 leaves unset; set clip > 0 as well.")
 
     @property
     def local(self) -> nn.LocalTraining:
@@ -156,6 +147,28 @@ def privatize(new: np.ndarray, start: np.ndarray, clip: float, noise_multiplier:
     delta = new - start
     delta = delta * min(1.0, clip / max(float(np.linalg.norm(delta)), maths.TINY))
     return start + delta + rng.normal(0.0, noise_multiplier * clip, size=delta.shape)
+
+
+def clipped_update_noise(clip: float, noise_multiplier: float, rounds: int, *,
+                         defense: str = "", protocol: str = "") -> Mechanism:
+    """What :func:`privatize` releases, as the accountant reads it: Gaussian noise of
+    multiplier ``noise_multiplier`` on an update clipped to ``clip``, one release per client
+    and FedAvg round (every client takes part in every round).
+
+    Examples
+    --------
+    >>> m = clipped_update_noise(1.0, 0.5, 3, protocol="s-fedmv")
+    >>> m.noise_multiplier, m.releases, m.declared_by
+    (0.5, 3, "protocol 's-fedmv'")
+    """
+    return Mechanism(distribution="gaussian", noise_scale=float(noise_multiplier * clip),
+                     sensitivity=float(clip), sensitivity_source="clipping", releases=rounds,
+                     unit="one client, added or removed: its update of every round, each "
+                          "clipped to norm clip",
+                     scope="the extractor updates of S-FedMV's FedAvg rounds (not the row "
+                           "counts sent beside them, nor the H-FedMV rounds after)",
+                     defense=defense, protocol=protocol,
+                     parameters=("clip", "noise_multiplier"))
 
 
 def train_extractors(models: dict[str, Any], data: Sequences, y: np.ndarray,
@@ -192,6 +205,16 @@ class SFedMV(FederatedMVL):
     def agreement_rtol(self, backend: MaskingBackend) -> float:
         """No agreement is claimed: FedAvg'd extractors are not the pooled ones."""
         return float("inf")
+
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """``clip`` and ``noise_multiplier`` set directly: DP-FedAvg's client-side noise, as
+        the ``update-noise`` defence declares it (which, when it sets them, declares it
+        instead)."""
+        p = self.params
+        if not p.noise_multiplier:
+            return ()
+        return (clipped_update_noise(p.clip, p.noise_multiplier, p.fedavg_rounds,
+                                     protocol=self.name),)
 
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
+from fedsec.declare import Declared, Float, Int
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedmv import maths, tags
 from fedsec.protocols.fedmv.model import multiview_model
 from fedsec.seeding import generator
-from fedsec.validation import check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -26,7 +26,7 @@ DEFAULT_DATASET = "mfeat:views=fou+kar+zer"
 
 
 @dataclass(frozen=True, kw_only=True)
-class MVLParams:
+class MVLParams(Declared):
     """Parameters of MVL and its federated variants (the paper's values as defaults).
 
     ``beta``: the l2,1 weight of every view (the paper: 4). ``zeta``: the weight tying each
@@ -38,38 +38,29 @@ class MVLParams:
     the test phase's averaging loop.
     """
 
-    beta: float = 4.0
+    beta: Annotated[float, Float(min=0.0)] = 4.0
     """Weight of the l2,1 penalty beta ||W_k||_{2,1} on every view's weights (the paper: 4)."""
-    zeta: float = 1.0
+    zeta: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
     """Weight tying each view's estimate X_k W_k to the consensus (the paper picks it from 2^0..2^5
     on validation data)."""
-    eta: float = 1.0
+    eta: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
     """Weight tying the consensus to the labels (the paper picks it from 2^0..2^5 on validation
     data)."""
-    tol: float = 1e-6
+    tol: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1e-6
     """The outer loop stops when the consensus changes by at most tol (relative change)."""
-    max_rounds: int = 100
+    max_rounds: Annotated[int, Int(min=1)] = 100
     """Rounds of the outer loop at most."""
-    inner_tol: float = 1e-6
+    inner_tol: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1e-6
     """IRLS for each W_k stops when W_k changes by at most inner_tol (relative change)."""
-    max_inner: int = 20
+    max_inner: Annotated[int, Int(min=1)] = 20
     """IRLS steps at most for each W_k."""
-    eps: float = 1e-8
+    eps: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1e-8
     """IRLS's guard against a zero row: row weights 1 / (2 (||w_i|| + eps))."""
-    test_tol: float = 1e-10
+    test_tol: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1e-10
     """The test phase's averaging loop stops when the consensus changes by at most test_tol
     (relative change)."""
-    max_test_steps: int = 1000
+    max_test_steps: Annotated[int, Int(min=1)] = 1000
     """Steps of the test phase's averaging loop at most."""
-
-    def __post_init__(self) -> None:
-        owner = "protocol 'fedmv'"
-        check_float(self.beta, owner=owner, name="beta", min_value=0.0)
-        for name in ("zeta", "eta", "tol", "inner_tol", "eps", "test_tol"):
-            check_float(getattr(self, name), owner=owner, name=name, min_value=0.0,
-                        min_inclusive=False)
-        for name in ("max_rounds", "max_inner", "max_test_steps"):
-            check_int(getattr(self, name), owner=owner, name=name, min_value=1)
 
     @property
     def settings(self) -> maths.Settings:

@@ -19,18 +19,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
+from fedsec.declare import Bool, Choice, Declared, Float, Int, owner_of
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.outcomes import Outcome
 from fedsec.privacy.mechanism import Mechanism
 from fedsec.protocols.flower import app, secagg_app, spool, tags
 from fedsec.protocols.flower.model import Architecture, PerceptronModel, evaluate
-from fedsec.protocols.flower.protocol import SERVER, FlowerProtocol, check_engine
+from fedsec.protocols.flower.protocol import ENGINES, SERVER, FlowerProtocol
 from fedsec.registry import register
-from fedsec.validation import check_choice, check_float, check_int, param_error
+from fedsec.validation import param_error
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -55,96 +56,72 @@ class FlowerFedAvg(FlowerProtocol):
                          tags.TRAIN_INSTRUCTION_FITINS, tags.EVALUATE_INSTRUCTION_EVALUATEINS})
 
     @dataclass(frozen=True, kw_only=True)
-    class Params:
-        rounds: int = 1
+    class Params(Declared):
+        rounds: Annotated[int, Int(min=1)] = 1
         """FedAvg rounds (the app's num-server-rounds)."""
-        local_epochs: int = 1
+        local_epochs: Annotated[int, Int(min=1)] = 1
         """Each client's epochs of SGD per round."""
-        batch_size: int = 32
+        batch_size: Annotated[int, Int(min=0)] = 32
         """Mini-batch size of local training; 0: each client's whole shard in one batch (with
         ``local_epochs=1``, one full-batch SGD step per round: FedSGD)."""
-        lr: float = 0.1
+        lr: Annotated[float, Float(min=0.0, min_inclusive=False)] = 0.1
         """Learning rate of local SGD."""
-        hidden: int = 32
+        hidden: Annotated[int, Int(min=1)] = 32
         """Hidden units of the perceptron."""
-        record_plaintext: bool = True
+        record_plaintext: Annotated[bool, Bool()] = True
         """Place fedsec's truth mods in the ClientApp (the clients' plaintext updates, and
         under SecAgg+ their own SecAgg+ secrets, become ground truth); off, the store holds
         only the clients' rows."""
-        round_timeout: float = 600.0
+        round_timeout: Annotated[float, Float(min=0.0, min_inclusive=False)] = 600.0
         """Seconds the strategy waits for the clients' replies each round."""
-        secagg: bool = False
+        secagg: Annotated[bool, Bool()] = False
         """Run the app under Flower's SecAgg+ (``secaggplus_mod`` on the ClientApp,
         ``SecAggPlusWorkflow`` on the ServerApp; :mod:`.secagg_app`)."""
-        secagg_threshold: int = 2
+        secagg_threshold: Annotated[int, Int(min=2)] = 2
         """SecAgg+'s reconstruction threshold: shares needed to rebuild a client's secret
         (at most the number of clients)."""
-        secagg_shares: int = 0
+        secagg_shares: Annotated[int, Int(min=0)] = 0
         """Shares each client deals (its neighbourhood, itself included): 0 for every client,
         else an int > ``secagg_threshold`` and at least 3."""
-        secagg_clipping_range: float = 8.0
+        secagg_clipping_range: Annotated[float, Float(min=0.0, min_inclusive=False)] = 8.0
         """SecAgg+ clips every weight to [-range, range] before quantizing."""
-        secagg_quantization_range: int = 4194304
+        secagg_quantization_range: Annotated[int, Int(min=2)] = 4194304
         """SecAgg+ quantizes each weight to an integer below this (2**22)."""
-        secagg_modulus_range: int = 4294967296
-        """SecAgg+ masks modulo this power of 2 (2**32)."""
-        secagg_max_weight: float = 0.0
+        secagg_modulus_range: Annotated[int, Int(min=4, max=2**32)] = 4294967296
+        """SecAgg+ masks modulo this power of 2, above secagg_quantization_range and at most
+        2**32 (the default)."""
+        secagg_max_weight: Annotated[float, Float(min=0.0)] = 0.0
         """The largest example count a client may report (SecAgg+ scales each model by its
         count over this); 0 for the largest client's."""
-        dp: str = "none"
+        dp: Annotated[str, Choice(*app.DP_PLACEMENTS)] = "none"
         """Flower's fixed-clipping differential privacy: ``none``; ``client``
         (``fixedclipping_mod`` clips each update on the client before it is sent,
         ``DifferentialPrivacyClientSideFixedClipping`` noises the aggregate); ``server``
         (``DifferentialPrivacyServerSideFixedClipping`` clips the plaintext updates it
         received and noises their aggregate)."""
-        clipping_norm: float = 1.0
+        clipping_norm: Annotated[float, Float(min=0.0, min_inclusive=False)] = 1.0
         """The L2 norm (over all arrays) each update is clipped to under DP."""
-        noise_multiplier: float = 1.0
+        noise_multiplier: Annotated[float, Float(min=0.0)] = 1.0
         """Flower's noise multiplier under DP: the aggregate gets Gaussian noise of standard
         deviation ``noise_multiplier x clipping_norm / clients`` (0: clipping only)."""
-        engine: str = "simulation"
+        engine: Annotated[str, Choice(*ENGINES)] = "simulation"
         """Flower's engine: ``simulation`` (Ray, in this process) or ``deployment`` (a
         SuperLink and one SuperNode per client, processes of their own on 127.0.0.1, TLS)."""
 
         def __post_init__(self) -> None:
-            check_engine(self.engine, owner=OWNER)
-            check_int(self.rounds, owner=OWNER, name="rounds", min_value=1)
-            check_int(self.local_epochs, owner=OWNER, name="local_epochs", min_value=1)
-            check_int(self.batch_size, owner=OWNER, name="batch_size", min_value=0)
-            check_float(self.lr, owner=OWNER, name="lr", min_value=0.0, min_inclusive=False)
-            check_int(self.hidden, owner=OWNER, name="hidden", min_value=1)
-            check_float(self.round_timeout, owner=OWNER, name="round_timeout", min_value=0.0,
-                        min_inclusive=False)
-            for flag in ("record_plaintext", "secagg"):
-                if not isinstance(getattr(self, flag), bool):
-                    raise param_error(OWNER, flag, "a bool", getattr(self, flag))
-            check_int(self.secagg_threshold, owner=OWNER, name="secagg_threshold", min_value=2)
-            check_int(self.secagg_shares, owner=OWNER, name="secagg_shares", min_value=0)
+            owner = owner_of(self)
             if self.secagg_shares and self.secagg_shares <= max(2, self.secagg_threshold):
-                raise param_error(OWNER, "secagg_shares",
+                raise param_error(owner, "secagg_shares",
                                   f"0 or an int > 2 and > secagg_threshold "
                                   f"({self.secagg_threshold})", self.secagg_shares)
-            check_float(self.secagg_clipping_range, owner=OWNER, name="secagg_clipping_range",
-                        min_value=0.0, min_inclusive=False)
-            check_int(self.secagg_quantization_range, owner=OWNER,
-                      name="secagg_quantization_range", min_value=2)
             modulus = self.secagg_modulus_range
-            if (not isinstance(modulus, int) or isinstance(modulus, bool)
-                    or modulus <= self.secagg_quantization_range or modulus > 2**32
-                    or modulus & (modulus - 1)):
-                raise param_error(OWNER, "secagg_modulus_range",
-                                  "a power of 2 above secagg_quantization_range, at most 2**32",
-                                  modulus)
-            check_float(self.secagg_max_weight, owner=OWNER, name="secagg_max_weight",
-                        min_value=0.0)
-            check_choice(self.dp, owner=OWNER, name="dp", choices=app.DP_PLACEMENTS)
-            check_float(self.clipping_norm, owner=OWNER, name="clipping_norm", min_value=0.0,
-                        min_inclusive=False)
-            check_float(self.noise_multiplier, owner=OWNER, name="noise_multiplier",
-                        min_value=0.0)
+            if modulus <= self.secagg_quantization_range or modulus & (modulus - 1):
+                raise param_error(owner, "secagg_modulus_range",
+                                  "a power of 2 above secagg_quantization_range "
+                                  f"({self.secagg_quantization_range}), at most 2**32", modulus)
             if self.dp != "none" and self.secagg:
                 raise ValidationError(
-                    f"The 'dp' parameter of {OWNER} must be 'none' when secagg=true: the "
+                    f"The 'dp' parameter of {owner} must be 'none' when secagg=true: the "
                     f"shipped app runs Flower's DP wrappers only without SecAgg+. Got "
                     f"{self.dp!r} instead; set dp='none' or secagg=false.")
 

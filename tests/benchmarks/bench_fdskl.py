@@ -60,7 +60,8 @@ def run_fdskl(train: Dataset, test: Dataset, params: dict, *, seed: int = 0,
     part = spec.apply(n_samples=train.n_samples, feature_groups=train.feature_groups,
                       y=train.y, rng=generator(seed, "partition"))
     network = Network(TranscriptWriter({"parties": dict(part.roles)}), part.roles)
-    federation = Federation.from_partition(part, train, seed=seed, network=network, test=test)
+    federation = Federation.from_partition(part, train, seed=seed, secret_seed=seed,
+                                           network=network, test=test)
     start = time.perf_counter()
     outcome = fdskl.FDSKL(**params).run(federation, create("backend", "plain"))
     elapsed = time.perf_counter() - start

@@ -122,9 +122,12 @@ def bare(n_clients: int, rounds: int) -> float:
         shutil.rmtree(where, ignore_errors=True)
 
 
-def recorded(n_clients: int, rounds: int, out: Path) -> tuple[float, float, int]:
+def recorded(n_clients: int, rounds: int, out: Path,
+             keep: bool = True) -> tuple[float, float, int]:
     """Wall seconds of the recorded run (with the cross-check and the truth collected), the
-    seconds the server spent inside the recorder, and the transcript's rows."""
+    seconds the server spent inside the recorder, and the transcript's rows. With ``keep``
+    false (``--diagnose``'s middle side) everything runs but the server records nothing and
+    nothing is checked or collected after: what the client-side wrappers and mods cost."""
     where = spool.make_spool()
     clients = [f"client{i}" for i in range(n_clients)]
     try:
@@ -142,15 +145,17 @@ def recorded(n_clients: int, rounds: int, out: Path) -> tuple[float, float, int]
 
         def timed(message: Any, direction: str) -> None:
             begun = time.perf_counter()
-            record(message, direction)
+            if keep:
+                record(message, direction)
             inside[0] += time.perf_counter() - begun
 
         recorder.record = timed  # type: ignore[method-assign]
         start = time.perf_counter()
         run_recorded(app.server_app(), app.client_app(record=True), recorder, config,
                      cpus=min(n_clients, 2))
-        cross_check(where, recorder)
-        collect_truth(where, recorder)
+        if keep:
+            cross_check(where, recorder)
+            collect_truth(where, recorder)
         rows = len(recorder.network.close())
         return time.perf_counter() - start, inside[0], rows
     finally:
@@ -166,7 +171,8 @@ def one(side: str, n_clients: int, rounds: int) -> dict[str, float]:
     if side == "bare":
         return {"seconds": bare(n_clients, rounds)}
     with tempfile.TemporaryDirectory() as folder:
-        seconds, inside, rows = recorded(n_clients, rounds, Path(folder))
+        seconds, inside, rows = recorded(n_clients, rounds, Path(folder),
+                                         keep=side == "recorded")
     return {"seconds": seconds, "inside": inside, "rows": rows}
 
 
@@ -183,21 +189,28 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--one", choices=("bare", "recorded"), help=argparse.SUPPRESS)
+    parser.add_argument("--diagnose", action="store_true",
+                        help="also run the wrapped apps with the server recording nothing, "
+                             "to tell the client side's cost from the server side's")
+    parser.add_argument("--one", choices=("bare", "wrapped", "recorded"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
         print(json.dumps(one(args.one, args.clients, args.rounds)))
         return
     plain: list[float] = []
     timed: list[float] = []
+    wrapped: list[float] = []
     inside: list[float] = []
     rows = 0
     for repeat in range(args.repeats):
-        order = ("bare", "recorded") if repeat % 2 == 0 else ("recorded", "bare")
-        for side in order:
+        order = ("bare", "wrapped", "recorded") if args.diagnose else ("bare", "recorded")
+        for side in order if repeat % 2 == 0 else order[::-1]:
             result = in_fresh_process(side, args.clients, args.rounds)
             if side == "bare":
                 plain.append(result["seconds"])
+            elif side == "wrapped":
+                wrapped.append(result["seconds"])
             else:
                 timed.append(result["seconds"])
                 inside.append(result["inside"])
@@ -209,6 +222,9 @@ def main() -> None:
           f"repeats (wall seconds min / median / max):")
     print(f"  bare run_simulation:  {spread(plain)}")
     print(f"  recorded (fedsec):    {spread(timed)}   {rows} transcript rows")
+    if wrapped:
+        print(f"  wrapped, recording nothing: {spread(wrapped)}   (over bare, medians: "
+              f"{median(wrapped) / median(plain):.3f})")
     print(f"  inside the recorder (server side): {spread(inside)}")
     print("  recorded / bare, per pair: "
           + ", ".join(f"{t / p:.3f}" for t, p in zip(timed, plain, strict=True)))

@@ -48,9 +48,13 @@ ELSEWHERE: dict[str, str] = {
     "flower-secagg-coalition": "tests/protocols/flower (it reads only Flower SecAgg+ runs)",
     "flower-gradient-inversion": "tests/protocols/flower (it reads only Flower FedSGD runs)",
 }
-#: Runs an attack needs beyond QUICK: the canaries canary-guess reads.
+#: Runs an attack needs beyond QUICK: the canaries canary-guess reads, the key shares of a
+#: dropout-tolerant sum mask-share-coalition reads.
 ATTACK_RUNS: dict[str, dict[str, dict[str, Any]]] = {
     "canary-guess": {"secure-sum": {"dataset": "iris", "params": {"canaries": 20}}},
+    "mask-share-coalition": {"secure-sum": {"backend": "noise",
+                                            "backend_params": {"threshold": 3,
+                                                               "dropout": 0.2}}},
 }
 #: Attacks that need the adversary's prior knowledge (known records) beyond the View.
 NEEDS_RECORDS = {"known-record-alignment", "test-inference"}

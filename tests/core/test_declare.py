@@ -121,3 +121,41 @@ def test_a_misspelt_dataset_or_option_gets_its_close_match() -> None:
         load("pimma")
     with pytest.raises(ValidationError, match="Did you mean 'target'"):
         load("heart", targt="num")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Window(Declared):
+    low: Annotated[int, Int(min=0)] = 0
+    high: Annotated[int, Int(min=0)] = 1
+
+    def __post_init__(self) -> None:
+        if self.low >= self.high:
+            raise ValidationError(f"{owner_of(self)}: low must be below high.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvenWindow(Window):
+    step: Annotated[int, Int(min=1)] = 1
+
+    def __post_init__(self) -> None:
+        if (self.high - self.low) % self.step:
+            raise ValidationError(f"{owner_of(self)}: step must divide the window.")
+
+
+def test_a_subclass_adds_its_relations_to_its_parents_and_keeps_theirs() -> None:
+    assert EvenWindow(low=0, high=4, step=2).step == 2
+    with pytest.raises(ValidationError, match="must be an int >= 1"):  # declared, checked first
+        EvenWindow(low=0, high=4, step=0)
+    with pytest.raises(ValidationError, match="low must be below high"):  # the parent's relation
+        EvenWindow(low=3, high=3, step=1)
+    with pytest.raises(ValidationError, match="step must divide"):  # its own
+        EvenWindow(low=0, high=5, step=2)
+    calls: list[str] = []
+
+    @dataclass(frozen=True, kw_only=True)
+    class Counted(EvenWindow):
+        def __post_init__(self) -> None:
+            calls.append("own")
+
+    Counted(low=0, high=2)
+    assert calls == ["own"]  # every hook once, even with three levels

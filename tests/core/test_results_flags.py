@@ -36,8 +36,20 @@ def test_quality_warnings_name_the_rate_the_class_and_what_to_try() -> None:
     assert "'yes'" in warning and "reference scores 0.950" in warning
     assert "step size" in warning and "fedsec describe fdskl" in warning
     assert quality_warnings({"accuracy": 0.75}, {}, y, task="binary", protocol="p") == ()
-    assert quality_warnings({"mse": 9.0}, {}, np.array([0.5, 1.5]), task="regression",
-                            protocol="p") == ()
+    assert quality_warnings({"accuracy": 0.1}, {}, np.array([0.5, 1.5]), task="regression",
+                            protocol="p") == ()  # a regression is judged by its mse
+
+
+def test_a_regression_worse_than_predicting_the_mean_is_flagged() -> None:
+    y = np.array([0.0, 1.0, 2.0, 3.0])  # variance 1.25: the error of predicting the mean
+    assert quality_warnings({"mse": 1.25}, {}, y, task="regression", protocol="p") == ()
+    (warning,) = quality_warnings({"mse": 9.0}, {"mse": 0.5}, y, task="regression",
+                                  protocol="fdskl")
+    assert "mean squared error 9 is above the test targets' variance 1.25" in warning
+    assert "reference scores 0.5: the federated training lost" in warning
+    (warning,) = quality_warnings({"mse": 9.0}, {"mse": 4.0}, y, task="regression",
+                                  protocol="fdskl")
+    assert "worse than that too: the training settings fail" in warning
     assert quality_warnings({"f1": 0.1}, {}, y, task="binary", protocol="p") == ()
 
 

@@ -62,6 +62,9 @@ def test_the_gate_and_the_report_catch_a_defence_with_less_noise_than_declared(
     bound = next(a for a in defended["attacks"] if a["attack"] == "canary-guess")
     failed, lines = evaluate([Gate.parse("privacy.empirical_excess > 0")], cells)
     sentences = build_report(tmp_path)["privacy"]["sentences"]
+    print(f"{defence}: accountant epsilon {stated:.2f}, empirical bound "
+          f"{bound['scores']['empirical_epsilon']:.2f} (any mechanism: "
+          f"{bound['scores']['empirical_epsilon_any']:.2f})")
     if defence == BROKEN:
         assert bound["scores"]["empirical_epsilon"] > stated
         assert failed and any("empirical_excess" in line for line in lines)

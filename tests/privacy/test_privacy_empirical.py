@@ -84,7 +84,8 @@ def test_the_audit_abstains_and_splits_beta_over_the_counts_it_tries() -> None:
     two = one_run_audit(included, scores, n_guesses=[(100, 100), (10, 10)])
     assert one.n_guesses == 200 and one.n_correct <= 200
     assert two.epsilon <= one.epsilon + 1e-12  # the same guesses at a stricter level
-    assert one.ceiling == pytest.approx(one_run_ceiling(1000))
+    assert one.ceiling == pytest.approx(one_run_epsilon(1000, 200, 200))  # all 200 right
+    assert two.ceiling == pytest.approx(one_run_epsilon(1000, 200, 200, beta=0.025))
     assert guesses_from_scores(np.array([3.0, 1.0, 2.0]), 1, 0).tolist() == [1, -1, -1]
     with pytest.raises(ValidationError, match="add up to at most"):
         guesses_from_scores(np.zeros(3), 2, 2)

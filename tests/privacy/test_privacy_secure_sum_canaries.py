@@ -40,6 +40,7 @@ def _bound(result: RunResult, threat: str = "aggregator") -> dict[str, Any]:
 
 @pytest.mark.parametrize("params", [{"canaries": -1}, {"canary_norm": 0.0},
                                     {"canaries": 10, "canary_dimension": 5},
+                                    {"canaries": 10, "canary_dimension": 24},
                                     {"canaries": True}])
 def test_canary_parameters_are_validated(params: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
@@ -63,7 +64,7 @@ def test_canary_mode_extends_every_vector_and_keeps_the_sum_exact() -> None:
     assert included.shape == (50,) and 0 < included.sum() < 50
     start = message.meta[CANARY_OFFSET]
     signs = canary_signs(message.meta)  # public: regenerated from the metadata
-    canaries = signs * (2.0 / np.sqrt(500))
+    canaries = signs * (2.0 / np.sqrt(64))
     np.testing.assert_allclose(np.linalg.norm(canaries, axis=1), 2.0)
     block = result.private["party/party1/value/vector"][start:]
     np.testing.assert_allclose(block, canaries[included].sum(axis=0))  # the included ones
@@ -107,11 +108,19 @@ def test_the_empirical_bound_stays_below_the_accountant(epsilon: float, mode: st
 @pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [2.0, 4.0, 8.0])
 def test_over_100_audits_the_bound_never_exceeds_the_accountant(epsilon: float) -> None:
-    bounds = [_bound(_run(defense=_defence(epsilon, "sensitivity"), secret_seed=seed))
-              ["empirical_epsilon"] for seed in range(100)]
-    print(f"accountant epsilon {epsilon}: bounds over 100 audits, min {min(bounds):.3f}, "
-          f"median {np.median(bounds):.3f}, max {max(bounds):.3f}")
-    assert max(bounds) <= epsilon
+    scores = [_bound(_run(defense=_defence(epsilon, "sensitivity"), secret_seed=seed))
+              for seed in range(100)]
+    for key in ("empirical_epsilon", "empirical_epsilon_any"):
+        bounds = [s[key] for s in scores]
+        print(f"accountant epsilon {epsilon}, {key}: bounds over 100 audits, min "
+              f"{min(bounds):.3f}, median {np.median(bounds):.3f} "
+              f"({np.median(bounds) / epsilon:.2f} of it), max {max(bounds):.3f}")
+        assert max(bounds) <= epsilon
+    # Half of epsilon at 4 and 8. At 2 the estimator itself is the limit: on the Gaussian
+    # mechanism alone, 200 audits of 1,000 canaries give a median of 0.50 of epsilon
+    # (tests/privacy/test_privacy_canary.py prints it), so the protocol is held to 0.4.
+    share = 0.4 if epsilon == 2.0 else 0.5
+    assert np.median([s["empirical_epsilon"] for s in scores]) >= share * epsilon
 
 
 def test_masking_hides_the_canary_party_from_the_aggregator_but_not_from_a_coalition() -> None:

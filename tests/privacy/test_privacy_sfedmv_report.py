@@ -96,3 +96,19 @@ def test_the_shipped_inversion_scenario_accounts_every_defended_configuration() 
         privacy = run_privacy([defence], defence.configure(cell.params), backend=cell.backend)
         # clip 0.1, noise multiplier 1, two FedAvg rounds
         assert abs(privacy["epsilon"] - _analytic(1.0)) < 1e-3
+
+
+def test_sfedmvs_own_clip_and_noise_are_accounted_once() -> None:
+    own = registry.create("protocol", "s-fedmv", {"clip": 1.0, "noise_multiplier": 1.0,
+                                                  "fedavg_rounds": ROUNDS})
+    alone = run_privacy([], {}, backend="plain", protocol=own)
+    assert abs(alone["epsilon"] - _analytic(1.0)) < 1e-3
+    assert [m["protocol"] for m in alone["mechanisms"]] == ["s-fedmv"]
+    defence = registry.create("defense", "update-noise", {"clip": 1.0, "noise_multiplier": 1.0})
+    configured = defence.configure({"fedavg_rounds": ROUNDS})
+    rebuilt = registry.create("protocol", "s-fedmv", configured)  # as a record rebuilds it
+    both = run_privacy([defence], configured, backend="plain", protocol=rebuilt)
+    assert abs(both["epsilon"] - _analytic(1.0)) < 1e-3  # one release per round, not two
+    assert [m["defense"] for m in both["mechanisms"]] == ["update-noise"]
+    plain = registry.create("protocol", "s-fedmv", {"fedavg_rounds": ROUNDS})
+    assert run_privacy([], {}, backend="plain", protocol=plain)["epsilon"] is None

@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 
 from fedsec import registry
+from fedsec.attacks.fedmv.inversion_params import UpdateInversion, UpdateRead
+from fedsec.declare import declared_constraints
+from fedsec.errors import ValidationError
 from fedsec.runner import RunResult
 from fedsec.views import build_view
 
@@ -72,3 +75,21 @@ def test_several_local_steps_are_not_a_gradient(tiny_sfedmv: Tiny, params: dict[
 def test_a_batch_of_four_in_one_step_beats_the_prior(tiny_sfedmv: Tiny, name: str) -> None:
     scores = attack(tiny_sfedmv(local_rows=4), name)
     assert scores["advantage"] > 0.3
+
+
+@pytest.mark.parametrize("name", ["dlg", "idlg", "inverting-gradients", "fedavg-inversion",
+                                  "update-labels"])
+def test_a_redeclared_field_keeps_the_shared_constraint(name: str) -> None:
+    params = registry.get("attack", name).Params
+    shared = declared_constraints(UpdateInversion if name != "update-labels" else UpdateRead)
+    own = declared_constraints(params)
+    assert {field: own[field] for field in shared} == shared
+
+
+def test_the_shared_parameters_are_refused_under_the_attack_name() -> None:
+    with pytest.raises(ValidationError, match=r"'restarts' parameter of attack 'idlg' must be an "
+                                              r"int >= 1\. Got 0 instead"):
+        registry.create("attack", "idlg", {"restarts": 0})
+    with pytest.raises(ValidationError, match=r"'low' and 'high' parameters of attack "
+                                              r"'inverting-gradients' must bound a box"):
+        registry.create("attack", "inverting-gradients", {"low": 1.0, "high": 0.0})

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fedsec import registry
 from fedsec.errors import ValidationError
 from fedsec.protocols.fdskl import dsg
 from fedsec.protocols.fdskl import random_features as rf
@@ -53,11 +54,16 @@ def test_scale_width_matches_scikit_learns_scale_gamma() -> None:
 
 
 def test_bad_parameters_are_refused_with_the_standard_message() -> None:
-    with pytest.raises(ValidationError, match="'kernel' parameter of protocol 'dsg'"):
+    with pytest.raises(ValidationError) as info:
         dsg.DSGParams(kernel="poly")
+    assert str(info.value) == ("The 'kernel' parameter of DSGParams must be one of 'rbf', "
+                               "'laplace'. Got 'poly' instead.")
+    with pytest.raises(ValidationError, match=r"'kernel' parameter of protocol 'dsg' .* 'poly'"):
+        registry.get("protocol", "dsg")(kernel="poly")
     with pytest.raises(ValidationError, match="step \\* regularization < 1"):
         dsg.DSGParams(step=10.0, regularization=0.5)
-    with pytest.raises(ValidationError, match="'n_iterations'"):
+    with pytest.raises(ValidationError, match=r"'n_iterations' parameter of DSGParams must be "
+                                              r"an int >= 1\. Got 0 instead"):
         dsg.DSGParams(n_iterations=0)
     with pytest.raises(ValidationError, match="regression task needs the square loss"):
         dsg.signed_labels(np.zeros(3), "regression", "logistic")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 from fedsec.errors import ValidationError
 from fedsec.protocols.fedmv import tags
 from fedsec.protocols.fedmv.vertical import VFedMV
+from fedsec.registry import create
 from fedsec.runner import RunConfig, RunResult, run
 from fedsec.testing import check_protocol
 
@@ -72,3 +74,11 @@ def test_h_fedmv_reports_its_gap_and_that_the_broadcast_does_not_matter() -> Non
 def test_a_layout_without_views_is_refused_with_the_fix(config: RunConfig, needle: str) -> None:
     with pytest.raises(ValidationError, match=needle):
         run(config)
+
+
+@pytest.mark.parametrize("name", ["mvl", "v-fedmv", "h-fedmv", "s-fedmv"])
+def test_a_bad_shared_parameter_names_the_protocol_in_use(name: str) -> None:
+    expected = (f"The 'zeta' parameter of protocol '{name}' must be a finite number > 0.0. "
+                "Got 0.0 instead.")
+    with pytest.raises(ValidationError, match=f"^{re.escape(expected)}$"):
+        create("protocol", name, {"zeta": 0.0})
