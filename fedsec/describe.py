@@ -20,6 +20,7 @@ plug-in is described as fully as a built-in, with nothing to register:
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import difflib
 import inspect
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fedsec import registry
-from fedsec.declare import Declared, declared_constraints
+from fedsec.declare import Declared, declared_constraints, owning
 from fedsec.errors import UnknownNameError, ValidationError
 from fedsec.params import NoParams
 from fedsec.plugin_registry import qualname
@@ -134,20 +135,23 @@ def describe_component(kind: str, cls: type) -> ComponentInfo:
     if not dataclasses.is_dataclass(params_cls):
         raise ValidationError(f"{qualname(cls)}.Params is not a dataclass; declare it with "
                               "@dataclass(frozen=True, kw_only=True).")
-    params, refused = describe_params(params_cls)
+    name = getattr(cls, "name", "") or qualname(cls)
+    params, refused = describe_params(params_cls, owner=f"{kind} {name!r}")
     own_doc = cls.__dict__.get("__doc__") or ""  # not a base class's
     summary = getattr(cls, "summary", "") or _first_line(inspect.cleandoc(own_doc))
-    return ComponentInfo(kind=kind, name=getattr(cls, "name", "") or qualname(cls),
+    return ComponentInfo(kind=kind, name=name,
                          summary=summary, paper=getattr(cls, "paper", ""), cls=qualname(cls),
                          params=params, defaults_refused=refused)
 
 
-def describe_params(params_cls: type) -> tuple[tuple[ParamInfo, ...], str]:
+def describe_params(params_cls: type, owner: str | None = None
+                    ) -> tuple[tuple[ParamInfo, ...], str]:
     """Each field of the ``Params`` dataclass described, and the error its defaults raise
-    (empty when they are accepted)."""
+    (empty when they are accepted), naming ``owner`` (``"attack 'test-inference'"``) as a
+    run would."""
     docs = field_docs(params_cls)
     hints = _type_hints(params_cls)
-    seen, refused = recorded_constraints(params_cls)
+    seen, refused = recorded_constraints(params_cls, owner)
     fields = dataclasses.fields(params_cls)
     if any(_default(f) is dataclasses.MISSING for f in fields):
         refused = ""  # the missing required fields are why; each says "required" already
@@ -164,7 +168,8 @@ def describe_params(params_cls: type) -> tuple[tuple[ParamInfo, ...], str]:
     return tuple(out), refused
 
 
-def recorded_constraints(params_cls: type) -> tuple[dict[str, list[Constraint]], str]:
+def recorded_constraints(params_cls: type, owner: str | None = None
+                         ) -> tuple[dict[str, list[Constraint]], str]:
     """What ``params_cls`` enforces: its declared constraints, then what its checks record while
     it is built from its defaults; and the error those defaults raise (empty when accepted; the
     checks up to it are kept)."""
@@ -172,7 +177,8 @@ def recorded_constraints(params_cls: type) -> tuple[dict[str, list[Constraint]],
     if issubclass(params_cls, Declared):
         seen = {name: [c] for name, (c, _) in declared_constraints(params_cls).items()}
     refused = ""
-    with recording_constraints() as recorded:
+    with recording_constraints() as recorded, (
+            owning(owner) if owner else contextlib.nullcontext()):
         try:
             params_cls()
         except Exception as error:  # a required field, a refused default, a plug-in's own bug

@@ -241,3 +241,13 @@ def test_a_key_others_can_read_is_warned_about_in_one_line(tmp_path: Path) -> No
     assert warned == [line for line in warned if line.startswith("fedsec: warning: ")]
     assert len(warned) == 1 and "chmod 600" in warned[0]
     assert "KeyFileWarning" not in result.stderr
+
+
+def test_python_dash_m_fedsec_is_the_fedsec_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "fedsec", "describe", "gaussian-noise"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("defense 'gaussian-noise'")
+    refused = subprocess.run([sys.executable, "-m", "fedsec", "describe", "gausian-noise"],
+                             capture_output=True, text=True, check=False)
+    assert refused.returncode != 0 and "gaussian-noise" in refused.stderr  # did you mean
