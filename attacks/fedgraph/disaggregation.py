@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.attacks.fedgraph.observed import opened
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_path, value_key
@@ -97,7 +98,7 @@ class ClusterDisaggregation(Attack):
                 continue
             out.setdefault(group, (rows, {}))[1][draw] = clustering.draw_clusters(
                 str(m.meta[tags.CLUSTERING]), labels, int(m.meta[tags.CLUSTER_SIZE]),
-                float(m.meta[tags.IN_CLASS]), bytes(view.open(m)))
+                float(m.meta[tags.IN_CLASS]), bytes(opened(view, m)))
         return out
 
     def _labels(self, view: View, group: Group, rows: np.ndarray) -> np.ndarray | None:
@@ -118,7 +119,7 @@ class ClusterDisaggregation(Attack):
         for m in view.select(tag=tags.CLUSTER_EMBEDDINGS):
             if view.can_open(m):
                 sent[m.sender][tuple(m.meta[tags.GROUP])][int(m.meta[tags.DRAW])] = np.asarray(
-                    view.open(m), dtype=np.float64)
+                    opened(view, m), dtype=np.float64)
         estimates, baseline, skipped = {}, {}, []
         ranks: list[float] = []
         for target, groups in sorted(sent.items()):

@@ -6,6 +6,7 @@ Shared by the attacks on FedGraph; they read only the View.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,10 +14,26 @@ from fedsec.private_store import held_value
 from fedsec.protocols.fedgraph import tags
 from fedsec.view import View
 
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.transcript.message import Message
+
 WEIGHTS = held_value(tags.EXTRACTOR_WEIGHTS)
 LAYOUT = held_value(tags.EXTRACTOR_LAYOUT)
 AUXILIARY = held_value(tags.TRAIN_INPUTS)
 """A member's own training inputs: with its extractor, the pairs a learned inversion fits."""
+
+
+def opened(view: View, message: Message) -> Any:
+    """A readable payload as it was sent: a masking backend's values travel flat, with their
+    shape in the metadata, and a seed's bytes one value per byte."""
+    values = view.open(message)
+    if isinstance(values, bytes) or message.protection == "plain":
+        return values
+    if message.tag == tags.CLUSTER_SEED:
+        return np.rint(np.asarray(values)).astype(np.uint8).tobytes()
+    if tags.SHAPE in message.meta:
+        return np.asarray(values).reshape([int(n) for n in message.meta[tags.SHAPE]])
+    return values
 
 
 def sent_matrix(view: View, tag: str, sender: str) -> np.ndarray | None:
@@ -29,7 +46,7 @@ def sent_matrix(view: View, tag: str, sender: str) -> np.ndarray | None:
     sent = [m for m in view.select(tag=tag, sender=sender) if view.can_open(m)]
     if not sent:
         return None
-    X = np.concatenate([np.atleast_2d(np.asarray(view.open(m))) for m in sent])
+    X = np.concatenate([np.atleast_2d(np.asarray(opened(view, m))) for m in sent])
     if all(tags.ROWS in m.meta for m in sent):
         ids = np.concatenate([np.asarray(m.meta[tags.ROWS], dtype=np.int64) for m in sent])
         X = X[np.argsort(ids, kind="stable")]

@@ -10,7 +10,9 @@ the links without TLS) recovers the secret map, ``F_hat = pinv(X_anc) A_i``
 was reduced away, otherwise each row loses only its component outside the
 worker's principal subspace (its epsilon-DR error, see :mod:`fedsec.scoring.epsilon_dr`).
 The perturbation ``sigma E_i`` only tilts that subspace: it does not hide
-``F_i``.
+``F_i``. Under a masking backend other than ``plain`` each of these messages is
+encrypted (or masked) for its receiver, so the links give an eavesdropper nothing
+to read; the master and the workers still read what they receive.
 
 What the master learns alone (no collusion): without the anchor ``F_i`` is
 not identifiable from ``A_i`` (any ``X_anc M`` with ``M^T M = I`` gives the
@@ -31,15 +33,20 @@ linked to it (the permuted labels are shared in the clear).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import is_held_shard_field, parse_truth_key, shard_key
+from fedsec.private_store import held_value, is_held_shard_field, parse_truth_key, shard_key
 from fedsec.protocols.nri_dc import tags
 from fedsec.protocols.nri_dc.protocol import PAPER
 from fedsec.registry import register
 from fedsec.views import View
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fedsec.transcript.message import Message
 
 
 def estimate_map(anchor: np.ndarray, anchor_repr: np.ndarray) -> np.ndarray:
@@ -67,11 +74,25 @@ def invert(intermediate: np.ndarray, F_hat: np.ndarray) -> np.ndarray:
     return np.asarray(intermediate, dtype=np.float64) @ np.linalg.pinv(F_hat)
 
 
+def opened(view: View, message: Message) -> np.ndarray:
+    """A readable payload in its shape (a masking backend's values travel flat, their shape in
+    the metadata)."""
+    values = np.asarray(view.open(message))
+    if tags.SHAPE in message.meta:
+        values = values.reshape([int(n) for n in message.meta[tags.SHAPE]])
+    return values
+
+
 def observed_anchor(view: View) -> np.ndarray | None:
-    """The anchor, if the adversary saw it travel between workers (or sent it)."""
+    """The anchor, if the adversary saw it travel between workers, or drew it (a coalition
+    member that owns it: under a masking backend it cannot open what it sent)."""
     for message in view.select(tag=tags.ANCHOR):
         if view.can_open(message):
-            return np.asarray(view.open(message), dtype=np.float64)
+            return np.asarray(opened(view, message), dtype=np.float64)
+    for member in view.knowledge:
+        held = view.own(member).get(held_value(tags.PRIVATE_ANCHOR))
+        if held is not None:
+            return np.asarray(held, dtype=np.float64)
     return None
 
 
@@ -80,7 +101,7 @@ def shared_by(view: View, tag: str) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for message in view.select(tag=tag):
         if message.sender not in out and view.can_open(message):
-            out[message.sender] = np.asarray(view.open(message))
+            out[message.sender] = opened(view, message)
     return out
 
 

@@ -92,6 +92,32 @@ def masked_send(
         return backend.reveal(federation, context, arrived).reshape(np.shape(values))
 
 
+def direct_send(
+    federation: Federation, backend: MaskingBackend, sender: str, receiver: str,
+    values: np.ndarray | bytes, *, tag: str, meta: Mapping[str, Any] | None = None,
+) -> Any:
+    """Send ``values`` that ``receiver`` reads itself, protected from everyone else on the link.
+
+    Under ``plain`` one message carries the values as they are (their own type), as a protocol
+    without a backend sends them. Under any other backend :func:`masked_send` carries them:
+    encrypted to the receiver's key (``paillier``, ``ckks``: the receiver holds the secret key),
+    or masked with a key only the sender and the receiver share (``noise``, its ``direct``
+    mode): an eavesdropper sees only the protected payload. Returns the values as the receiver
+    has them, in their own type: integers rounded (CKKS is approximate), ``bytes`` sent as one
+    integer per byte.
+    """
+    if backend.name == "plain":
+        return federation.network.send(sender, receiver, tag, values, meta=meta)
+    raw = isinstance(values, bytes)
+    arr = np.frombuffer(values, dtype=np.uint8) if raw else np.asarray(values)
+    got = masked_send(federation, backend, sender, receiver, arr.astype(np.float64), tag=tag,
+                      meta=meta)
+    if np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        got = np.rint(got).astype(arr.dtype)
+        return got.tobytes() if raw else got
+    return got.astype(arr.dtype, copy=False)
+
+
 def _protect_and_send(federation: Federation, backend: MaskingBackend, context: Any, sender: str,
                       receiver: str, values: np.ndarray, nonce: str, tag: str,
                       meta: Mapping[str, Any] | None) -> Any:

@@ -44,7 +44,11 @@ CHAINED_COLUMNS = ("seq", "round", "phase", "sender", "receiver", "tag", "kind",
 Buffer: TypeAlias = Any
 _LABEL = b"fedsec-transcript-v%s-head\x00"
 #: A payload at least this long is hashed on its own rather than joined to its neighbours.
-_FEED_ALONE_BYTES = 1 << 14
+_FEED_ALONE_BYTES = 1 << 20
+#: Shorter payloads are joined in runs of about this many bytes, each hashed in one call (one
+#: call per payload of tens of kilobytes costs more than joining them: BLAKE3 hashes a long
+#: input many chunks at a time).
+_RUN_BYTES = 1 << 20
 _FIXED: dict[pa.DataType, np.dtype] = {pa.int32(): np.dtype("<i4"), pa.int64(): np.dtype("<i8")}
 
 
@@ -121,16 +125,27 @@ class BatchChain:
 
 def _feed(stream: blake3, payloads: list[Buffer], lengths: np.ndarray) -> None:
     """Hash ``payloads`` (``lengths`` bytes long) back to back: large ones where they lie, the
-    runs of small ones between them joined first (one call per small payload costs more than
-    joining them)."""
+    runs of shorter ones between them joined first, about ``_RUN_BYTES`` at a time."""
     start = 0
     for at in np.flatnonzero(lengths >= _FEED_ALONE_BYTES).tolist():
-        if at > start:
-            stream.update(b"".join(payloads[start:at]))
+        _feed_joined(stream, payloads, lengths, start, at)
         stream.update(payloads[at])
         start = at + 1
-    if start < len(payloads):
-        stream.update(b"".join(payloads[start:]))
+    _feed_joined(stream, payloads, lengths, start, len(payloads))
+
+
+def _feed_joined(stream: blake3, payloads: list[Buffer], lengths: np.ndarray, start: int,
+                 end: int) -> None:
+    """Hash ``payloads[start:end]`` joined, in runs of about ``_RUN_BYTES``."""
+    if end <= start:
+        return
+    ends = np.cumsum(lengths[start:end])
+    cuts = np.searchsorted(ends, np.arange(_RUN_BYTES, int(ends[-1]), _RUN_BYTES), "right")
+    first = start
+    for cut in [*np.unique(cuts).tolist(), end - start]:
+        if start + cut > first:
+            stream.update(b"".join(payloads[first:start + cut]))
+            first = start + cut
 
 
 def _streams(array: pa.Array, name: str) -> Iterator[memoryview | bytes]:

@@ -117,8 +117,49 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=F
 
 
 def canonical_json(value: Any) -> str:
-    """Deterministic JSON (sorted keys, no spaces), as hashed and stored."""
-    return _CANONICAL.encode(value)
+    """Deterministic JSON (sorted keys, no spaces), as hashed and stored.
+
+    Encoded by the C encoder ``json.JSONEncoder.encode`` builds for every call, built once
+    here (it runs for every message with metadata); anything it refuses is encoded again by
+    :data:`_CANONICAL`, which raises the error ``json`` raises.
+
+    >>> canonical_json({"b": [1, 2.5], "a": None})
+    '{"a":null,"b":[1,2.5]}'
+    """
+    encode = _C_CANONICAL or _c_canonical()
+    if encode is None or type(value) is str:
+        return _CANONICAL.encode(value)
+    try:
+        return "".join(encode(value, 0))
+    except BaseException:
+        _MARKERS.clear()  # (the circular-reference markers of the value that failed)
+        return _CANONICAL.encode(value)
+
+
+#: The circular-reference markers of :data:`_C_CANONICAL` (empty between calls).
+_MARKERS: dict[int, Any] = {}
+_C_CANONICAL: Callable[[Any, int], Any] | None = None
+
+
+def _c_canonical() -> Callable[[Any, int], Any] | None:
+    """Build :data:`_C_CANONICAL` (None where the C encoder is missing, or encodes otherwise
+    than :data:`_CANONICAL`)."""
+    global _C_CANONICAL
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    c = _CANONICAL
+    try:
+        encode = make(_MARKERS, c.default, json.encoder.encode_basestring_ascii, None,
+                      c.key_separator, c.item_separator, c.sort_keys, c.skipkeys, c.allow_nan)
+        sample = {"b": [1, 2.5, True, None, "\u00e9"], "a": {"y": -0.0, "x": ""}}
+        same = "".join(encode(sample, 0)) == c.encode(sample)
+    except Exception:
+        return None
+    if not same:
+        return None
+    _C_CANONICAL = encode
+    return encode
 
 
 def check_name(value: str, what: str) -> str:

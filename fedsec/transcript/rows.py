@@ -13,6 +13,7 @@ each message when it is read (:class:`RecordedMessages`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any, overload
 
 import numpy as np
@@ -40,6 +41,10 @@ _POSITION = {name: i for i, name in enumerate(
 #: (:meth:`~fedsec.transcript.batch_chain.BatchChain.add`).
 CHAIN_SCHEMA = fmt.bare_schema(CHAIN_FORMAT)
 CHAIN_SCHEMA = CHAIN_SCHEMA.remove(CHAIN_SCHEMA.get_field_index("payload"))
+#: Only the columns the chain hashes, but for the payloads (no timings): what the writer of an
+#: in-memory transcript builds to chain a batch.
+HASHED_SCHEMA = pa.schema([f for f in CHAIN_SCHEMA
+                           if fmt.field_name(f.name) not in ("elapsed", "crypto_seconds")])
 
 
 def row_of(message: Message, payload_bytes: int) -> Row:
@@ -72,7 +77,11 @@ def rows_batch(rows: Sequence[Row], schema: pa.Schema, payloads: pa.Buffer | Non
     the first row's position (the rest follow it) or every row's, and ``digests`` their chain
     values (formats with a digest column)."""
     n = len(rows)
-    cols = list(zip(*rows, strict=False)) if n else [()] * (_PAYLOAD_BYTES + 1)  # (our rows)
+    # only the row positions the schema needs are made into columns (zip yields a column at a
+    # time), so a schema of the first fields transposes no more
+    width = max(_PAYLOAD_BYTES if fmt.field_name(f.name) == "payload" else
+                _POSITION.get(fmt.field_name(f.name), -1) for f in schema) + 1
+    cols = list(islice(zip(*rows, strict=False), width)) if n else [()] * width  # (our rows)
     arrays = []
     for f in schema:
         name = fmt.field_name(f.name)

@@ -15,13 +15,18 @@ import pyarrow.ipc as ipc
 
 from fedsec.cost import Tally
 from fedsec.transcript import arrow_format as fmt
+from fedsec.transcript.arena import Packer
 from fedsec.transcript.batch_chain import BatchChain
 from fedsec.transcript.message import Message, canonical_json
-from fedsec.transcript.rows import joined, row_of, rows_batch
+from fedsec.transcript.rows import Row, joined, message_of, row_of, rows_batch
 from fedsec.transcript.traffic import count_batch
 
 #: Payload bytes that may wait for the disk thread before the run waits for it.
 IN_FLIGHT_BYTES = 64 << 20
+#: Batches of at least this many messages have their traffic counted from their columns.
+COUNT_BY_COLUMNS = 64
+#: What the transcript's thread is given per batch: rows, payloads, first position, bytes.
+Job = tuple[Sequence[Row], Sequence[Any], int, int]
 
 
 class ArrowSink:
@@ -75,17 +80,20 @@ class ArrowSink:
 
 
 class DiskWriter(threading.Thread):
-    """Chains and writes built record batches in order, so hashing and disk time overlap the
-    run (BLAKE3 releases the interpreter lock while it hashes).
+    """Builds, chains and writes the recorded messages' batches in order, so building, hashing
+    and disk time leave the run's path (BLAKE3 and the file's writes release the interpreter
+    lock).
 
-    It needs the interpreter lock only briefly per batch, and batches are large; a failure is
-    kept and raised by the transcript writer. At most ``max_in_flight`` payload bytes wait to
-    be written: a run that produces faster than the disk takes waits (:meth:`submit`), so
-    what the transcript holds in memory does not grow with it. ``chain`` is fed each batch
-    before it is written, and the chain value after it goes into the batch's metadata and onto
-    ``checkpoints``; its traffic is added to ``tally``, from its columns or, for a batch of a
-    few rows, from the messages submitted with it (cheaper one by one there). The recording
-    thread reads them only after :meth:`join`.
+    Each job is a batch's rows, its payloads (each receiver's own copy, or the bytes the
+    sender gave), its first message's position and its payload bytes. The thread packs the
+    payloads into one buffer (:class:`~fedsec.transcript.arena.Packer`), builds the batch,
+    feeds ``chain`` and writes the batch to ``sink``, with the chain value after it in the
+    batch's metadata and on ``checkpoints``. The batch's traffic is added to ``tally``, from
+    its columns or, for a batch of a few rows, from its messages (cheaper one by one there).
+    A failure is kept and raised by the transcript writer. At most
+    ``max_in_flight`` payload bytes wait: a run that produces faster than the disk takes waits
+    (:meth:`submit`), so what the transcript holds in memory does not grow with it. The
+    recording thread reads ``checkpoints`` and ``tally`` only after :meth:`join`.
     """
 
     def __init__(self, sink: ArrowSink, chain: BatchChain, tally: Tally,
@@ -95,43 +103,48 @@ class DiskWriter(threading.Thread):
         self.chain = chain
         self.tally = tally
         self.checkpoints: list[tuple[int, bytes]] = []
-        self.inbox: SimpleQueue[tuple[pa.RecordBatch, int, Sequence[Message] | None] | None] = (
-            SimpleQueue())
+        self.inbox: SimpleQueue[Job | None] = SimpleQueue()
         self.error: BaseException | None = None
         self.max_in_flight = IN_FLIGHT_BYTES if max_in_flight is None else max_in_flight
         self._in_flight = 0
         self._written = threading.Condition()
+        self._packer = Packer()
 
-    def submit(self, batch: pa.RecordBatch, n_bytes: int,
-               messages: Sequence[Message] | None = None) -> None:
-        """Queue a batch (``n_bytes`` of payload, and its ``messages`` to count it by, if
-        given), first waiting while too much is queued."""
+    def submit(self, rows: Sequence[Row], raws: Sequence[Any], first: int,
+               n_bytes: int) -> None:
+        """Queue a batch (``n_bytes`` of payload), first waiting while too much is queued."""
         with self._written:
             while (self._in_flight and self._in_flight + n_bytes > self.max_in_flight
                    and self.error is None and self.is_alive()):
                 self._written.wait(timeout=1.0)
             self._in_flight += n_bytes
-        self.inbox.put((batch, n_bytes, messages))
+        self.inbox.put((rows, raws, first, n_bytes))
 
     def run(self) -> None:
-        while (item := self.inbox.get()) is not None:
-            batch, n_bytes, messages = item
+        while (job := self.inbox.get()) is not None:
             if self.error is None:
                 try:
-                    self.chain.add(batch)
-                    head = self.chain.head()
-                    self.checkpoints.append((self.chain.n, head))
-                    self.sink.write_batch(batch, self.chain.n, head)
-                    if messages is None:
-                        count_batch(self.tally, batch)
-                    else:
-                        self.tally.add(messages)
+                    self._write(*job)
                 except BaseException as error:  # raised in the recording thread
                     self.error = error
-            del batch, item, messages
+            n_bytes = job[3]
+            del job
             with self._written:
                 self._in_flight -= n_bytes
                 self._written.notify_all()
+
+    def _write(self, rows: Sequence[Row], raws: Sequence[Any], first: int,
+               n_bytes: int) -> None:
+        chain = self.chain
+        batch = rows_batch(rows, self.sink.schema, self._packer.pack(raws, n_bytes), first)
+        chain.add(batch)
+        head = chain.head()
+        self.checkpoints.append((chain.n, head))
+        self.sink.write_batch(batch, chain.n, head)
+        if len(rows) >= COUNT_BY_COLUMNS:
+            count_batch(self.tally, batch)
+        else:
+            self.tally.add([message_of(first + i, row) for i, row in enumerate(rows)])
 
 
 def to_batch(pairs: Sequence[tuple[Message, bytes]], schema: pa.Schema) -> pa.RecordBatch:

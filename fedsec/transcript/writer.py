@@ -10,11 +10,10 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from fedsec.cost import Tally
 from fedsec.errors import TranscriptError
-from fedsec.transcript.arena import Arena
+from fedsec.transcript.arena import ChunkPlan
 from fedsec.transcript.batch_chain import BATCH_FORMATS, BatchChain
 from fedsec.transcript.log import MessageLog
 from fedsec.transcript.message import (
@@ -27,21 +26,22 @@ from fedsec.transcript.payload import ARRAY, WIRE_DTYPES, encode, wire_view
 from fedsec.transcript.rows import (
     CHAIN_SCHEMA,
     EMPTY_META,
+    HASHED_SCHEMA,
     RecordedMessages,
     Row,
-    message_of,
     rows_batch,
 )
 from fedsec.transcript.signing import sign
 from fedsec.transcript.sink import ArrowSink, DiskWriter, to_batch
+from fedsec.transcript.traffic import count_batch
 from fedsec.transcript.transcript import Transcript
 
 #: Arrays up to this size are sent as bytes of their own (cheaper to hash and deliver).
 SMALL_BYTES = 4096
 #: A payload this large is written in a batch of its own, straight from its own buffer.
 OWN_BATCH_BYTES = 1 << 18
-#: Batches of at least this many messages have their traffic counted from their columns.
-COUNT_BY_COLUMNS = 64
+#: An in-memory transcript's traffic is counted this many rows at a time.
+COUNT_ROWS = 8192
 
 if TYPE_CHECKING:  # pragma: no cover
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -51,13 +51,16 @@ class TranscriptWriter:
 
     Messages are chained a record batch at a time (transcript format 4,
     :mod:`fedsec.transcript.batch_chain`), in memory every ``flush_rows``
-    messages or ``flush_bytes`` payload bytes. Each receiver gets a payload of
-    its own; for the file, a payload below ``OWN_BATCH_BYTES`` is also copied
-    into large chunks shared with the file's batches (a larger one is written
-    from the receiver's copy), and a background thread chains and writes the
-    batches, so disk time overlaps the protocol's own work. Batches are
-    flushed every ``flush_rows`` messages, every ``flush_bytes`` payload bytes
-    or every ``flush_seconds`` seconds, whichever comes first, so a run that
+    messages or ``flush_bytes`` payload bytes, hashing the payloads where they
+    lie. Each receiver gets a payload of its own. For a file, the recording
+    thread only keeps that payload with the message's fields: a background
+    thread builds each batch, packs its payloads into one buffer, chains it and
+    writes it, so building, hashing and disk time leave the protocol's path
+    (:class:`~fedsec.transcript.sink.DiskWriter`). Its batches are cut every
+    ``flush_rows`` messages, every ``flush_bytes`` payload bytes, every
+    ``flush_seconds`` seconds or where their payloads would fill a chunk
+    (:class:`~fedsec.transcript.arena.ChunkPlan`), whichever comes first; a
+    payload of ``OWN_BATCH_BYTES`` or more is a batch of its own. So a run that
     dies loses at most that much (plus the batch being written). While the run is
     open the file is ``PATH.partial``; :meth:`close` writes the footer and
     moves it into place. A run that dies leaves ``PATH.partial`` with a
@@ -73,9 +76,9 @@ class TranscriptWriter:
     sign_key : Ed25519PrivateKey, optional
         Signs the end record (:mod:`fedsec.transcript.signing`).
     prefault : bool
-        Let a helper thread fault the next memory chunk in ahead of need (faster
-        on an idle core; off where every core is busy already, as in an audit's
-        worker processes).
+        Accepted for callers of earlier versions, which faulted memory in ahead on a
+        helper thread; the disk thread now packs payloads into one buffer it reuses,
+        so there is nothing to fault in ahead.
 
     Examples
     --------
@@ -102,30 +105,43 @@ class TranscriptWriter:
         self._rows: list[Row] = []
         self._metas: dict[int, Mapping[str, Any]] = {}
         self._count = 0
-        self._arena = Arena(prefault=prefault)
+        self._plan = ChunkPlan()
+        self._chunk_left = -1  # bytes left in the current chunk (none yet: not even 0 fit)
         self._pending: list[Row] = []  # recorded, not yet in a batch
         self._pending_seq = 0  # the first pending message's position
         self._shape: tuple[int, ...] = ()  # the last small array's shape
-        self._pending_raw: list[Any] = []  # in memory: the payloads to chain (bytes, arrays)
+        self._pending_raw: list[Any] = []  # their wire bytes (bytes, read-only uint8 arrays)
         self._pending_bytes = 0
-        self._pending_start = 0  # where the pending payloads start in the arena's chunk
         self._flush_rows = flush_rows
         self._flush_bytes = flush_bytes
         self._flush_seconds = flush_seconds
         self._start = time.perf_counter()
-        self._last_flush = self._start
+        self._flush_due = self._start + flush_seconds
         self._transcript: Transcript | None = None
         self._sink = None if path is None else ArrowSink(path, self._header_json)
-        #: The traffic written, counted by the disk thread as batches go to disk (a
-        #: file-backed writer keeps no message to count afterwards), complete once the writer
-        #: is closed; None for a writer without a file.
-        self.tally: Tally | None = None if path is None else Tally()
+        # a file-backed writer keeps no message to count afterwards: its thread counts them
+        self._tally: Tally | None = None
         self._disk: DiskWriter | None = None
-        if self._sink is not None and self.tally is not None:
-            self._disk = DiskWriter(self._sink, self._chain, self.tally)
+        if self._sink is not None:
+            self._tally = Tally()
+            self._disk = DiskWriter(self._sink, self._chain, self._tally)
             self._disk.start()
             # a writer dropped without close() still lets its thread end
             weakref.finalize(self, self._disk.inbox.put, None)
+
+    @property
+    def tally(self) -> Tally | None:
+        """The traffic recorded, complete once the writer is closed: counted by the disk
+        thread as batches are written, or (in memory) from the rows kept, when first asked
+        after closing."""
+        if self._tally is not None:
+            return self._tally
+        tally = Tally()
+        for at in range(0, len(self._rows), COUNT_ROWS):
+            count_batch(tally, rows_batch(self._rows[at:at + COUNT_ROWS], CHAIN_SCHEMA, None, at))
+        if self._transcript is not None:
+            self._tally = tally
+        return tally
 
     @property
     def n_messages(self) -> int:
@@ -180,70 +196,56 @@ class TranscriptWriter:
         row = (round, phase, sender, receiver, tag, kind, protection, key_id, dtype, shape,
                n if size is None else int(size), canonical_json(meta) if meta else EMPTY_META,
                now - self._start, crypto_seconds, delivered, n)
-        if self._disk is None:
+        pending = self._pending
+        if self._disk is None:  # in memory: chained here, every flush_rows or flush_bytes
             self._rows.append(row)
             if meta:
                 self._metas[seq] = meta
-            self._pending.append(row)
+            pending.append(row)
             self._pending_raw.append(raw)
             self._pending_bytes += n
-            if len(self._pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes:
-                self._chain_pending()
-        elif n >= OWN_BATCH_BYTES:  # written from its own buffer, in a batch of its own
+            if len(pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes:
+                self.flush()
+            return delivered
+        if n >= OWN_BATCH_BYTES:  # chained and written from its own buffer, a batch of its own
             self.flush()
-            self._send([row], pa.py_buffer(raw))
-        else:
-            arena = self._arena
-            if not arena.put(raw, n):
-                self.flush()  # a batch's payloads stay in one chunk
-                arena.new_chunk(n)
-                self._pending_start = 0
-                arena.put(raw, n)
-            self._pending.append(row)
-            if (len(self._pending) >= self._flush_rows
-                    or arena.used - self._pending_start >= self._flush_bytes
-                    or now - self._last_flush >= self._flush_seconds):
-                self._write_pending()
+            self._submit([row], [raw], n)
+            return delivered
+        left = self._chunk_left - n
+        if left < 0:  # a batch's payloads fill one chunk at most
+            self.flush()
+            left = self._plan.new_chunk(n) - n
+        self._chunk_left = left
+        pending = self._pending  # (a new list after a flush)
+        pending.append(row)
+        self._pending_raw.append(raw)
+        self._pending_bytes += n
+        if (len(pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes
+                or now >= self._flush_due):
+            self.flush()
         return delivered
 
-    def _write_pending(self) -> None:
-        """Hand the pending messages, as one batch, to the disk thread."""
-        arena = self._arena
-        self._send(self._pending, pa.py_buffer(arena.chunk[self._pending_start:arena.used]))
-        self._pending = []
-        self._pending_start = arena.used
-
-    def _chain_pending(self) -> None:
-        """Chain the pending messages of a writer without a file, as one batch."""
-        self._chain.add(rows_batch(self._pending, CHAIN_SCHEMA, None, self._pending_seq),
-                        self._pending_raw)
-        self._checkpoints.append((self._chain.n, self._chain.head()))
-        self._pending, self._pending_raw = [], []
-        self._pending_seq = self._count
-        self._pending_bytes = 0
-
-    def _send(self, rows: Sequence[Row], payloads: pa.Buffer) -> None:
-        """Build the batch of ``rows`` (the next to write) and hand it to the disk thread."""
-        disk = self._disk
-        assert disk is not None  # only a writer streaming to a file sends batches
+    def _submit(self, rows: list[Row], raws: list[Any], n_bytes: int) -> None:
+        """Chain ``rows`` (the next, with their payloads): here, for a transcript kept in
+        memory (its payloads hashed where they lie, the lock released meanwhile), or in the
+        disk thread, which writes them too."""
         first = self._pending_seq
         self._pending_seq = first + len(rows)
-        batch = rows_batch(rows, disk.sink.schema, payloads, first)
-        # chained, written and counted by the disk thread (a batch of a few rows, as a large
-        # payload has, is counted by its messages: counting by columns costs more there)
-        disk.submit(batch, payloads.size, None if len(rows) >= COUNT_BY_COLUMNS else
-                    [message_of(first + i, row) for i, row in enumerate(rows)])
-        self._last_flush = perf_counter()
+        if self._disk is None:
+            self._chain.add(rows_batch(rows, HASHED_SCHEMA, None, first), raws)
+            self._checkpoints.append((self._chain.n, self._chain.head()))
+            return
+        self._disk.submit(rows, raws, first, n_bytes)
+        self._flush_due = perf_counter() + self._flush_seconds
 
     def flush(self) -> None:
-        """Write the messages recorded so far (when streaming to a file; in memory, chain
-        them)."""
+        """Hand the messages recorded so far, as one batch, to the background thread that
+        chains them (and writes them, when streaming to a file)."""
         if not self._pending:
             return
-        if self._disk is None:
-            self._chain_pending()
-        else:
-            self._write_pending()
+        self._submit(self._pending, self._pending_raw, self._pending_bytes)
+        self._pending, self._pending_raw = [], []
+        self._pending_bytes = 0
 
     def close(self, status: str = "complete", error: str | None = None) -> Transcript:
         """Finish the transcript and return it; a second call returns the same one.
@@ -258,7 +260,6 @@ class TranscriptWriter:
             stays ``PATH.partial`` with what was written.
         """
         if self._transcript is None:
-            self._arena.release()
             self.flush()
             disk = self._disk
             if disk is not None:  # every batch chained and written first
@@ -277,9 +278,9 @@ class TranscriptWriter:
             if self._sign_key is not None:
                 footer.update(sign(self._sign_key, footer, header=self.header,
                                    version=CHAIN_FORMAT))
-            if disk is not None:
-                disk.sink.finish(footer)
-                messages: Sequence[Message] = MessageLog(disk.sink.path, self._count)
+            if self._sink is not None:
+                self._sink.finish(footer)
+                messages: Sequence[Message] = MessageLog(self._sink.path, self._count)
             else:
                 messages = RecordedMessages(self._rows, self._metas)
             self._transcript = Transcript(header=self.header, messages=messages, footer=footer,
@@ -292,11 +293,11 @@ class TranscriptWriter:
 
     def _failed(self) -> TranscriptError:
         disk = self._disk
-        assert disk is not None  # only a writer streaming to a file writes one
+        assert disk is not None and self._sink is not None  # only a file-backed writer has one
         error = disk.error
         failure = TranscriptError(
             f"Writing the transcript failed: {type(error).__name__}: {error}. The file "
-            f"{str(disk.sink.partial)!r} holds what was written before."
+            f"{str(self._sink.partial)!r} holds what was written before."
         )
         failure.__cause__ = error
         return failure

@@ -38,8 +38,10 @@ How this simulation runs it, and where it departs from the text:
   set belongs to no party), from the alphas, the shared seed and the phases;
   the federated prediction of Algorithm 2 on test rows would repeat the
   training-time messages for every test sample.
-* The masking is the paper's own (offsets and two trees); the backend must be
-  ``plain``.
+* Under the ``plain`` backend (the default) the masking is the paper's own (offsets and two
+  trees). Under any other backend the backend's masks or encryption take their place: the
+  partial products and the partial predictions are summed by the backend and opened by the
+  requester alone (:mod:`.backend_sums`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,14 @@ from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transform
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fdskl import dsg, median_width, tags
 from fedsec.protocols.fdskl import random_features as rf
+from fedsec.protocols.fdskl.announce import announce
+from fedsec.protocols.fdskl.backend_sums import (
+    BackendAlgorithm3,
+    check_complete_sums,
+    decrypting_parties,
+    sum_to,
+    uses_masking,
+)
 from fedsec.protocols.fdskl.batches import batch_gradients, n_owned, new_alphas, owned, segments
 from fedsec.protocols.fdskl.model import random_feature_model
 from fedsec.protocols.fdskl.plans import TreePlan, build_plan, total_tree
@@ -129,9 +139,7 @@ class FDSKL(Protocol):
     partition_kinds = ("vertical",)
     default_partition = "vertical:parties=4"
     default_dataset = "breast_cancer"
-    requires = frozenset()
-    uses_backend = False
-    backend_note = "FDSKL masks with its own offsets and trees, Algorithm 3"
+    requires = frozenset({"sum"})
     renamed_tags = tags.RENAMED
     exposes = frozenset({tags.SAMPLE_INDEX, tags.PARTIAL_DOT, tags.OFFSET_SUM,
                          tags.PARTIAL_PREDICTION, tags.TREE_PLAN, tags.FEATURE_COLUMNS,
@@ -143,6 +151,9 @@ class FDSKL(Protocol):
             defenses: Sequence[Defense] = ()) -> Outcome:
         p: FDSKLParams = self.params
         self.check_backend(backend)
+        masking = uses_masking(backend)
+        if masking:
+            check_complete_sums(backend)
         part = federation.partition
         if part is None or part.feature_overlap or part.n_cohorts != 1:
             raise ValidationError("FDSKL runs on a vertical partition without feature overlap.")
@@ -159,18 +170,26 @@ class FDSKL(Protocol):
         net = federation.network
         d = sum(w.columns.size for w in workers.values())
         plans = self._setup(federation, workers, active, plan, d)
+        excluded = None
+        if masking:
+            with net.stage("setup"):
+                excluded = decrypting_parties(federation, backend, names, active)
         width = self._width(federation, workers, plans[active[0]])
         banks = {n: rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width) for n in names}
         phases = rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width,
                                 phase_material=plan.phases).phases(0, F)
         holders = np.full(F, -1)
         removed = np.zeros(F)
-        algorithms = {
-            a: Algorithm3(net, names, a, plans[a].t1, plans[a].t2, p.offsets,
-                          {n: w.offsets for n, w in workers.items()}, holders, phases,
-                          {n: federation.party(n).rng for n in names},
-                          lambda who, v: apply_transforms(defenses, federation.party(who),
-                                                          tags.PARTIAL_DOT, v), removed)
+
+        def transform(who: str, v: np.ndarray) -> np.ndarray:
+            return apply_transforms(defenses, federation.party(who), tags.PARTIAL_DOT, v)
+
+        algorithms: dict[str, Algorithm3 | BackendAlgorithm3] = {
+            a: (BackendAlgorithm3(federation, backend, names, a, holders, phases, transform)
+                if masking else
+                Algorithm3(net, names, a, plans[a].t1, plans[a].t2, p.offsets,
+                           {n: w.offsets for n, w in workers.items()}, holders, phases,
+                           {n: federation.party(n).rng for n in names}, transform, removed))
             for a in active}
         stride = len(active)
         for k, a in enumerate(active):
@@ -185,8 +204,9 @@ class FDSKL(Protocol):
                 for n, w in workers.items():
                     with net.compute(n):
                         w.W[t0 * r:t1_ * r] = banks[n].directions(t0 * r, t1_ * r)[:, w.columns]
-                self._announce(federation, workers, active, plans, plan.samples, holders,
-                               phases, t0, t1_, block)
+                announce(federation, workers, active, plans, plan.samples, holders, phases,
+                         t0, t1_, block, offsets=p.offsets, batch_size=B,
+                         features_per_iteration=r, excluded=excluded)
                 todo = segments(plan.samples[t0 * B:t1_ * B], t0, last, batch_size=B,
                                 features_per_iteration=r)
                 for k, a in enumerate(active):
@@ -194,7 +214,7 @@ class FDSKL(Protocol):
                     if not pairs.size:
                         continue
                     n_pairs += pairs.size
-                    masked = p.offsets == "per-feature"
+                    masked = p.offsets == "per-feature" and not masking
                     Z = algorithms[a].run(pairs, _partials(net, workers, pairs, k, stride, r,
                                                            masked),
                                           owned(t0 * r, t1_ * r, k, stride, r),
@@ -204,8 +224,8 @@ class FDSKL(Protocol):
                     keep_features(workers[a].saved, pairs.segments, rf.feature_map(Z, out=Z),
                                   k, stride, r)
                     del Z
-                self._iterate(federation, workers, active, plan.samples, y, t0, t1_,
-                              derivative, decay, block)
+                self._iterate(federation, backend if masking else None, workers, active,
+                              plan.samples, y, t0, t1_, derivative, decay, block)
             federation.advance(self.name, t1_, p.n_iterations, "iteration")
         return self._outcome(federation, workers, active, plan, width, phases, holders, n_pairs)
 
@@ -263,47 +283,13 @@ class FDSKL(Protocol):
         return width
 
     # -- per batch -----------------------------------------------------------------------
-    def _announce(self, federation: Federation, workers: dict[str, _Worker],
-                  active: tuple[str, ...], plans: dict[str, TreePlan], samples: np.ndarray,
-                  holders: np.ndarray, phases: np.ndarray, t0: int, t1: int,
-                  block: int) -> None:
-        """Each picker draws ``l'`` for its new features and sends the indices down T0."""
-        p: FDSKLParams = self.params
-        B, r = p.batch_size, p.features_per_iteration
-        names = tuple(workers)
-        stride = len(active)
-        for k, a in enumerate(active):
-            its = np.arange(t0, t1)
-            its = its[its % stride == k]
-            if not its.size:
-                continue
-            feats = (its[:, None] * r + np.arange(r)).ravel()
-            if p.offsets != "none":
-                others = [i for i, n in enumerate(names) if n != a]
-                holders[feats] = np.asarray(others)[
-                    federation.party(a).rng.integers(0, len(others), size=feats.size)]
-                for n, w in workers.items():
-                    with federation.network.compute(n):
-                        mine = holders[feats] == names.index(n)
-                        if p.offsets == "per-feature":
-                            draws = federation.party(n).rng.uniform(0.0, 2 * np.pi,
-                                                                    size=feats.size)
-                            w.offsets[feats] = np.where(mine, phases[feats], draws)
-                        else:
-                            w.offsets[feats[mine]] = phases[feats[mine]]
-            else:
-                workers[a].offsets[feats] = phases[feats]
-            # rows: the iterations, then their B samples, then the l' of their r features
-            payload = np.vstack([its, samples[its[None, :] * B + np.arange(B)[:, None]],
-                                 holders[feats].reshape(its.size, r).T]).astype(np.int64)
-            broadcast_down(federation.network, plans[a].t1, payload, tags.SAMPLE_INDEX,
-                           {tags.PICKER: a, tags.BLOCK: block})
-
-    def _iterate(self, federation: Federation, workers: dict[str, _Worker],
-                 active: tuple[str, ...], samples: np.ndarray, y: np.ndarray, t0: int, t1: int,
-                 derivative: Callable[[float, float], float], decay: float, block: int) -> None:
+    def _iterate(self, federation: Federation, backend: MaskingBackend | None,
+                 workers: dict[str, _Worker], active: tuple[str, ...], samples: np.ndarray,
+                 y: np.ndarray, t0: int, t1: int, derivative: Callable[[float, float], float],
+                 decay: float, block: int) -> None:
         """The sequential part: ``f`` at the batch, the new alphas, the decay, one iteration at a
-        time. One partial prediction per tree edge carries the batch's ``B`` values."""
+        time. One partial prediction per tree edge carries the batch's ``B`` values (under a
+        masking ``backend``, one protected share per other active worker)."""
         p: FDSKLParams = self.params
         B, r = p.batch_size, p.features_per_iteration
         net = federation.network
@@ -323,8 +309,16 @@ class FDSKL(Protocol):
             if stride > 1:
                 order = [a, *(n for n in active if n != a)]
                 where = {tags.SAMPLES: batch} if B > 1 else {tags.SAMPLE: batch[0]}
-                f = tree_sum(net, layout(p.structure, order), parts, tags.PARTIAL_PREDICTION,
-                             {tags.ITERATION: t, **where, tags.BLOCK: block})
+                meta = {tags.ITERATION: t, **where, tags.BLOCK: block}
+                if backend is None:
+                    f = tree_sum(net, layout(p.structure, order), parts,
+                                 tags.PARTIAL_PREDICTION, meta)
+                else:
+                    others = {n: np.atleast_1d(parts[n]) for n in order[1:]}
+                    got = sum_to(federation, backend, others, a, tags.PARTIAL_PREDICTION,
+                                 {**meta, tags.TREE: tags.BACKEND_SUM})
+                    with net.compute(a):
+                        f = got + parts[a] if B > 1 else float(got[0]) + parts[a]
             else:
                 f = parts[a]
             picker = workers[a]
@@ -369,7 +363,9 @@ class FDSKL(Protocol):
                        truth={"phases": phases, "phase_holders": holders}, model=model)
 
     def agreement_rtol(self, backend: MaskingBackend) -> float:
-        return 1e-8
+        """``1e-8``; under an approximate backend (CKKS) ``1e-3``: its errors in
+        ``w_j^T x_i + b_j`` travel through the whole recursion."""
+        return 1e-8 if backend.exact else 1e-3
 
     def agreement_tolerances(self, backend: MaskingBackend, reference: Outcome
                              ) -> dict[str, float]:

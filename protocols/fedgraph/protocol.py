@@ -27,7 +27,10 @@ accuracies; with ``compare``, ``accuracy_none``, ``accuracy_random``, ``accuracy
 clustering (no messages: a comparison, not something to attack; the chosen clustering's
 column is the run's own accuracy). The reference is an MLP of
 the same shape on every feature of every training row (the ceiling), and no agreement is
-claimed. Nothing goes through a masking backend: embeddings and means travel in the clear.
+claimed. Under the ``plain`` backend (the paper's setting) embeddings and means travel as they
+are; under any other backend every message is the backend's direct send to the party that reads
+it (:mod:`.uploads`): the server still reads every embedding, mean and label (it trains on them),
+an eavesdropper on the links reads none.
 """
 
 from __future__ import annotations
@@ -45,13 +48,13 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedgraph import clustering, graph, models, tags
+from fedsec.protocols.fedgraph.client import Client
 from fedsec.protocols.fedgraph.cluster_size import choose_size
 from fedsec.protocols.fedgraph.graph_model import GraphModel, MLPModel, client_extractor
 from fedsec.protocols.fedgraph.items import (
     GroupItems,
     clusterable,
     clustered,
-    positions,
     select_rows,
     stack_items,
 )
@@ -64,35 +67,12 @@ from fedsec.protocols.fedgraph.setup import (
     classification_metrics,
     scale_inputs,
 )
+from fedsec.protocols.fedgraph.uploads import send, send_items
 from fedsec.registry import register
 from fedsec.seeding import generator
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fedsec.federation import Federation, Party
-
-
-class _Client:
-    """One client's data and model during a run (the protocol's own bookkeeping)."""
-
-    def __init__(self, party: Party, inputs: str, test: Dataset) -> None:
-        shard = party.shard
-        if shard is None or len(shard.cells) != 1 or shard.y is None:
-            raise ValidationError(
-                f"fedgraph needs every client to hold one block of rows and features with "
-                f"their labels; {party.name!r} does not. Use a 'random' partition "
-                "(random:parties=10,features=0.1), where every client holds its rows' labels.")
-        cell = shard.cells[0]
-        self.name = party.name
-        self.party = party
-        self.rows, self.columns = np.asarray(cell.rows), np.asarray(cell.columns)
-        self.X = scale_inputs(cell.X, inputs)
-        self.test_X = scale_inputs(test.X[:, self.columns], inputs)
-        self.y = np.asarray(cell.y, dtype=np.int64)
-        self.model: Any = None
-        self.depth = 0
-        self.scores: list[float] = []
-        self.cluster_size = 0
-        self.embeddings = np.empty((0, 0))  # g^depth of its training rows, once chosen
+    from fedsec.federation import Federation
 
 
 @register("protocol", "fedgraph")
@@ -106,8 +86,6 @@ class FedGraph(Protocol):
     default_partition = "random:parties=10,features=0.1"
     partition_kinds = ("random", "vertical")
     coordinators = ((SERVER, "server"),)
-    uses_backend = False
-    backend_note = "embeddings and cluster means travel in the clear, as in the paper"
     scalings = ("none",)
     exposes = frozenset({tags.FEATURES, tags.CLUSTER_SEED, tags.LABELS, tags.TRAIN_EMBEDDINGS,
                          tags.CLUSTER_EMBEDDINGS, tags.CLUSTER_LABELS, tags.TEST_EMBEDDINGS})
@@ -124,11 +102,11 @@ class FedGraph(Protocol):
         if test is None:
             raise ValidationError("fedgraph evaluates on the run's test rows and needs them.")
         C = len(test.class_names)
-        clients = [_Client(party, p.inputs, test) for party in federation.data_parties()]
+        clients = [Client(party, p.inputs, test) for party in federation.data_parties()]
         names = [c.name for c in clients]
         with net.stage("setup"):
-            got = net.gather({c.name: c.columns.astype(np.int64) for c in clients}, SERVER,
-                             tags.FEATURES)
+            got = {c.name: send(federation, backend, c.name, SERVER, c.columns.astype(np.int64),
+                                tags.FEATURES) for c in clients}
             with net.compute(SERVER):
                 edges = graph.edge_features([np.asarray(got[n]) for n in names],
                                             test.n_features)
@@ -149,7 +127,7 @@ class FedGraph(Protocol):
                     c.party.private[tags.TRAIN_EMBEDDINGS_HELD] = embeddings[c.name][
                         sent_rows].astype(np.float32)
             with net.stage("embeddings"):
-                items = self._send_items(federation, clients, groups, raw)
+                items = send_items(federation, backend, p, clients, groups, raw, _kmeans)
             E, M, targets = stack_items(names, items)
             data = models.GraphData(E, M, graph.adjacency(edges), edges)
             with net.compute(SERVER):
@@ -158,7 +136,8 @@ class FedGraph(Protocol):
                                           "fedgraph server GCN", epoch, p.gcn_epochs, "epoch"))
             with net.stage("test"):
                 sent = {c.name: models.embed(c.model, c.test_X, c.depth) for c in clients}
-                got = net.gather(sent, SERVER, tags.TEST_EMBEDDINGS)
+                got = {n: send(federation, backend, n, SERVER, v, tags.TEST_EMBEDDINGS)
+                       for n, v in sent.items()}
                 with net.compute(SERVER):
                     test_data = _test_data(names, got, data)
                     scores = models.predict_gcn(gcn, test_data)
@@ -180,7 +159,7 @@ class FedGraph(Protocol):
             adjacency=data.adjacency, edges=data.edges)
         return Outcome(metrics=metrics, values={"test_scores": scores}, model=model)
 
-    def _train_clients(self, federation: Federation, clients: list[_Client],
+    def _train_clients(self, federation: Federation, clients: list[Client],
                        test: Dataset) -> dict[str, Any]:
         """Step 2: local MLPs, privacy scores, depths; the local baseline."""
         p = self.params
@@ -228,7 +207,7 @@ class FedGraph(Protocol):
             out.update({f"privacy_score_{j + 1}": float(s) for j, s in enumerate(mean)})
         return out
 
-    def _keep_private(self, c: _Client, test: Dataset) -> None:
+    def _keep_private(self, c: Client, test: Dataset) -> None:
         """What a client keeps: its extractor, its inputs (ground truth), its scores."""
         extractor = models.extractor_module(c.model, c.depth)
         c.party.private[tags.EXTRACTOR_WEIGHTS] = nn.flatten(extractor)
@@ -238,81 +217,6 @@ class FedGraph(Protocol):
         c.party.private[tags.TRAIN_INPUTS] = c.X
         c.party.private[tags.TEST_INPUTS] = c.test_X
         c.party.private[tags.PRIVACY_SCORES] = np.array(c.scores or [np.nan] * self.params.layers)
-
-    def _send_items(self, federation: Federation, clients: list[_Client],
-                    groups: list[tuple[tuple[str, ...], np.ndarray]],
-                    raw: list[GroupItems]) -> list[GroupItems]:
-        """Step 3: every group's embeddings (raw or cluster means) and labels, to the server."""
-        p, net = self.params, federation.network
-        by_name = {c.name: c for c in clients}
-        items = []
-        for (members, rows), group in zip(groups, raw, strict=True):
-            leader = by_name[members[0]]
-            labels = np.argmax(group.targets, axis=1)
-            if p.clustering in ("crc", "random"):
-                for draw in range(p.redraws):
-                    items.append(self._send_means(federation, [by_name[m] for m in members],
-                                                  rows, group, draw))
-                continue
-            sent = {m: net.send(m, SERVER, tags.TRAIN_EMBEDDINGS, group.embeddings[m],
-                                meta={tags.ROWS: rows.tolist(), tags.DEPTH: by_name[m].depth})
-                    for m in members}
-            got_labels = net.send(leader.name, SERVER, tags.LABELS, labels,
-                                  meta={tags.ROWS: rows.tolist()})
-            received = GroupItems(members, {m: np.asarray(v) for m, v in sent.items()},
-                                  clustering.one_hot(np.asarray(got_labels),
-                                                     group.targets.shape[1]))
-            if p.clustering == "kmeans":
-                with net.compute(SERVER):
-                    received = clustered(received, _kmeans(received, p.cluster_size,
-                                                           federation.secret_seed))
-            items.append(received)
-        return items
-
-    def _send_means(self, federation: Federation, members: list[_Client], rows: np.ndarray,
-                    group: GroupItems, draw: int) -> GroupItems:
-        """One draw of a group's clusters: the seed among its clients, their means to the
-        server (every cluster holds at least ``s`` rows: smaller groups were withheld)."""
-        p, net = self.params, federation.network
-        leader = members[0]
-        size = leader.cluster_size  # the group's first client's s holds for the group
-        meta = {tags.GROUP: [c.name for c in members], tags.CLUSTER_SIZE: size,
-                tags.DRAW: draw}
-        seed = leader.party.rng.bytes(32)
-        seed_meta = {**meta, tags.ROWS: rows.tolist(), tags.CLUSTERING: p.clustering,
-                     tags.IN_CLASS: p.in_class}
-        got = {c.name: net.send(leader.name, c.name, tags.CLUSTER_SEED, seed, meta=seed_meta)
-               for c in members[1:]}
-        got[leader.name] = seed
-        labels = np.argmax(group.targets, axis=1)
-        means: dict[str, np.ndarray] = {}
-        for c in members:
-            with net.compute(c.name):
-                clusters = clustering.draw_clusters(p.clustering, labels, size, p.in_class,
-                                                    got[c.name])
-                assert min(len(k) for k in clusters) >= size  # groups under s were withheld
-                means[c.name] = np.asarray(net.send(
-                    c.name, SERVER, tags.CLUSTER_EMBEDDINGS,
-                    clustering.cluster_means(group.embeddings[c.name], clusters),
-                    meta={**meta, tags.DEPTH: c.depth}))
-                self._keep_clusters(c, rows, clusters, draw)
-        targets = net.send(leader.name, SERVER, tags.CLUSTER_LABELS,
-                           clustering.cluster_means(group.targets, clusters), meta=meta)
-        return GroupItems(group.members, means, np.asarray(targets))
-
-    def _keep_clusters(self, c: _Client, rows: np.ndarray, clusters: list[np.ndarray],
-                       draw: int) -> None:
-        """A client's record of one draw: each row's cluster, and each cluster's mean input
-        (the truth behind the mean embedding it sent)."""
-        private = c.party.private
-        held = private.setdefault(tags.CLUSTERS, np.full((self.params.redraws, len(c.rows)), -1,
-                                                         dtype=np.int64))
-        where = positions(c.rows, rows)
-        held[draw, where] = clustering.membership(len(rows), clusters)
-        means = clustering.cluster_means(c.X[where], clusters)
-        before = private.get(tags.CLUSTER_INPUTS)
-        private[tags.CLUSTER_INPUTS] = means if before is None else np.concatenate([before,
-                                                                                    means])
 
     def _train_gcn(self, seed: int, data: models.GraphData, targets: np.ndarray,
                    C: int, on_epoch: Callable[[int], None] | None = None) -> Any:
@@ -370,7 +274,7 @@ class FedGraph(Protocol):
                        values={"test_scores": scores}, model=trained)
 
 
-def _raw_groups(clients: list[_Client], embeddings: dict[str, np.ndarray],
+def _raw_groups(clients: list[Client], embeddings: dict[str, np.ndarray],
                 groups: list[tuple[tuple[str, ...], np.ndarray]], C: int) -> list[GroupItems]:
     """Every sample group as raw items: its clients' embeddings of its rows, one-hot labels
     (the clients of a group agree on its labels; the first one's are used)."""

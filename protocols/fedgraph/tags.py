@@ -46,6 +46,9 @@ IN_CLASS = "in_class"
 """CRC's share ``r`` of one class in a cluster."""
 DRAW = "draw"
 """Which of a group's clusterings (``0 .. redraws - 1``) a seed or a cluster message is of."""
+SHAPE = "shape"
+"""The payload's array shape, on messages a masking backend carries (its values travel flat);
+absent under ``plain``, whose payloads keep their shape."""
 
 # -- private holdings ------------------------------------------------------------------------
 EXTRACTOR_WEIGHTS = "extractor/weights"

@@ -22,10 +22,17 @@ centralized reference is the same model on the pooled training set. NRI-DC
 approximates the central model by design, so the run is compared with the
 reference on ROC-AUC within a relative 0.1, not bit for bit.
 
-The masking backend is not used: NRI-DC shares its intermediate
-representations in the clear (its privacy rests on the erased maps), and
-transport encryption (TLS) is what a threat model without eavesdroppers
-assumes. Defaults follow section 4; where our copy of the paper lost the
+Every message goes from one party to one other that must read it (the
+master needs the representations to align and model them), so a masking
+backend protects them on the link only: under the ``plain`` backend (the
+paper's setting, its privacy resting on the erased maps) they travel as
+they are, and the paper warns that an eavesdropper without transport
+encryption (TLS) then holds what a colluding worker and master hold; under
+any other backend each is the backend's direct send to its receiver
+(:func:`fedsec.backends.primitives.direct_send`: encrypted to the
+receiver's key under ``paillier`` and ``ckks``, masked with a key only the
+two ends share under ``noise``), which the receiver opens and no one else.
+Defaults follow section 4; where our copy of the paper lost the
 value (anchor size, sigma, the reduced-dimension formula) the choice is
 documented on :class:`NRIDCParams`.
 """
@@ -39,6 +46,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
+from fedsec.backends.primitives import direct_send
 from fedsec.declare import Bool, Choice, Declared, Float, Int, owner_of
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend, Protocol, apply_transforms
@@ -149,9 +157,6 @@ class NRIDC(Protocol):
     default_test_size = 100  # the paper's 100 shared test samples
     coordinators = ((MASTER, "master"),)
     requires = frozenset()
-    uses_backend = False
-    backend_note = ("its protection is the workers' secret maps and row shuffles; the shared "
-                    "representations travel as they are")
     renamed_tags = tags.RENAMED
     exposes = frozenset({tags.ANCHOR, tags.INTERMEDIATE, tags.ANCHOR_REPRESENTATION, tags.LABELS,
                          tags.ANCHOR_PREDICTIONS})
@@ -160,9 +165,10 @@ class NRIDC(Protocol):
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
         with collab.single_blas_thread():  # small matrices: BLAS threads only contend
-            return self._run(federation, defenses)
+            return self._run(federation, backend, defenses)
 
-    def _run(self, federation: Federation, defenses: Sequence[Defense]) -> Outcome:
+    def _run(self, federation: Federation, backend: MaskingBackend,
+             defenses: Sequence[Defense]) -> Outcome:
         params: NRIDCParams = self.params
         workers = _workers(federation)
         net = federation.network
@@ -170,7 +176,7 @@ class NRIDC(Protocol):
         n_classes = test.n_classes
         n_features = workers[0].held_shard().X.shape[1]
         n_components = maths.reduced_dimension(n_features, params.n_components)
-        anchors = self._share_anchor(federation, workers, n_features)
+        anchors = self._share_anchor(federation, backend, workers, n_features)
         received: dict[str, dict[str, np.ndarray]] = {}
         certificates: dict[str, dict[str, Any]] = {}
         with net.stage("share", round=0):
@@ -188,15 +194,17 @@ class NRIDC(Protocol):
                 meta = {tags.N_FEATURES: n_features, tags.N_COMPONENTS: n_components,
                         tags.N_ROWS: int(out.rows.size)}
                 received[worker.name] = {
-                    "intermediate": net.send(worker.name, MASTER, tags.INTERMEDIATE,
-                                             intermediate, meta=meta),
-                    "anchor": net.send(worker.name, MASTER, tags.ANCHOR_REPRESENTATION, out.anchor,
-                                       meta={tags.N_FEATURES: n_features,
-                                             tags.N_COMPONENTS: n_components}),
-                    "labels": net.send(worker.name, MASTER, tags.LABELS, out.labels,
-                                       meta={tags.N_CLASSES: n_classes}),
+                    "intermediate": _send(federation, backend, worker.name, MASTER, intermediate,
+                                          tag=tags.INTERMEDIATE, meta=meta),
+                    "anchor": _send(federation, backend, worker.name, MASTER, out.anchor,
+                                    tag=tags.ANCHOR_REPRESENTATION,
+                                    meta={tags.N_FEATURES: n_features,
+                                          tags.N_COMPONENTS: n_components}),
+                    "labels": _send(federation, backend, worker.name, MASTER, out.labels,
+                                    tag=tags.LABELS, meta={tags.N_CLASSES: n_classes}),
                 }
-        predictions, collab_info = self._master(federation, workers, received, n_classes)
+        predictions, collab_info = self._master(federation, backend, workers, received,
+                                                n_classes)
         per_worker, local, owns = [], [], []
         with net.stage("local_model", round=0):
             for worker in workers:
@@ -221,8 +229,8 @@ class NRIDC(Protocol):
         return Outcome(metrics=metrics, values={"roc_auc": np.asarray(metrics["roc_auc"])},
                        model=model)
 
-    def _share_anchor(self, federation: Federation, workers: list[Party],
-                      n_features: int) -> dict[str, np.ndarray]:
+    def _share_anchor(self, federation: Federation, backend: MaskingBackend,
+                      workers: list[Party], n_features: int) -> dict[str, np.ndarray]:
         """The first worker draws the anchor and sends it to every other worker."""
         params: NRIDCParams = self.params
         net = federation.network
@@ -238,12 +246,13 @@ class NRIDC(Protocol):
                                           public=public)
             meta = {tags.KIND: params.anchor, tags.N_ANCHOR: params.n_anchor}
             anchors = {owner.name: X_anc}
+            owner.private[tags.PRIVATE_ANCHOR] = X_anc
             for worker in workers[1:]:
-                anchors[worker.name] = net.send(owner.name, worker.name, tags.ANCHOR, X_anc,
-                                                meta=meta)
+                anchors[worker.name] = _send(federation, backend, owner.name, worker.name, X_anc,
+                                             tag=tags.ANCHOR, meta=meta)
         return anchors
 
-    def _master(self, federation: Federation, workers: list[Party],
+    def _master(self, federation: Federation, backend: MaskingBackend, workers: list[Party],
                 received: dict[str, dict[str, np.ndarray]], n_classes: int,
                 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Collaboration functions, model h, predictions on each worker's anchor image."""
@@ -271,8 +280,9 @@ class NRIDC(Protocol):
                 h = models.fit(params.model, X_hat, y_hat, master.rng)
                 outgoing = {n: np.asarray(h.predict(A @ G), dtype=np.int64)
                             for n, A, G in zip(names, anchors, functions, strict=True)}
-            predictions = {n: net.send(MASTER, n, tags.ANCHOR_PREDICTIONS, outgoing[n],
-                                       meta={tags.MODEL: params.model, tags.N_CLASSES: n_classes})
+            predictions = {n: _send(federation, backend, MASTER, n, outgoing[n],
+                                    tag=tags.ANCHOR_PREDICTIONS,
+                                    meta={tags.MODEL: params.model, tags.N_CLASSES: n_classes})
                            for n in names}
         info = {"collab_seconds": seconds, "collab_iterations": found.iterations,
                 "alignment_error": collab.alignment_error(anchors, functions),
@@ -334,3 +344,12 @@ def _dr_metrics(params: NRIDCParams, certificates: dict[str, dict[str, Any]]) ->
         "dr_passed_after": all(c["passed_after"] for c in values),
         "dr_margin_after": float(min(c["margin_after"] for c in values)),
     }
+
+
+def _send(federation: Federation, backend: MaskingBackend, sender: str, receiver: str,
+          values: np.ndarray, *, tag: str, meta: dict[str, Any]) -> np.ndarray:
+    """One of NRI-DC's messages, read by its receiver alone under a masking backend
+    (:func:`fedsec.backends.primitives.direct_send`), its shape then in the metadata."""
+    if backend.name != "plain":
+        meta = {**meta, tags.SHAPE: list(np.shape(values))}
+    return direct_send(federation, backend, sender, receiver, values, tag=tag, meta=meta)

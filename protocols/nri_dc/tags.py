@@ -27,6 +27,13 @@ N_ANCHOR = "n_anchor"
 KIND = "kind"
 MODEL = "model"
 N_ROWS = "n_rows"
+SHAPE = "shape"
+"""The payload's array shape, on messages a masking backend carries (its values travel flat);
+absent under ``plain``, whose payloads keep their shape."""
+
+# -- what a worker keeps (its private store, under value/) -------------------------------------
+PRIVATE_ANCHOR = "anchor"
+"""The anchor its owner drew (the other workers hold it as the message that brought it)."""
 
 RENAMED: dict[str, str] = {}
 """Tag in a transcript of fedsec 0.1.0 → tag today (none: already namespaced)."""

@@ -12,8 +12,9 @@ Vectors hold ``--length`` floats. Two comparisons, like for like:
 
 * **masking alone**, no dropouts, keys and self-mask seeds given (no key agreement, no
   shares): fedsec's senders protect their vectors (fixed-point encoding, k pairwise masks and
-  one self mask from AES-256-CTR, ``NoiseBackend.protect``), the aggregator sums them and
-  removes the self masks (``sum``, ``reveal``); Flower's clients quantize and mask (``quantize``,
+  one self mask from AES-128-CTR, ``NoiseBackend.protect`` in the key-share mode), the
+  aggregator sums them and removes the self masks (``sum``, ``reveal``); Flower's clients
+  quantize and mask (``quantize``,
   its MT19937 ``pseudo_rand_gen`` per mask, modular adds), its server sums, removes the private
   masks and dequantizes. Neither side messages or serializes.
 * **whole round with dropout recovery**, ``--dropout`` of the senders dropping once their

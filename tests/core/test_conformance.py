@@ -33,8 +33,9 @@ QUICK: dict[str, dict[str, Any]] = {
 #: report and that they repeat, not how strong they are: tests/attacks/ and
 #: tests/benchmarks/bench_attack_strength.py do that).
 SMALL_BUDGET: dict[str, dict[str, Any]] = {
-    "inverting-gradients": {"steps": 40, "restarts": 1},
-    "dlg": {"steps": 3}, "idlg": {"steps": 3, "restarts": 1}, "fedavg-inversion": {"steps": 3},
+    "inverting-gradients": {"steps": 40, "restarts": 1, "max_samples": 4},
+    "dlg": {"steps": 3, "max_samples": 4}, "idlg": {"steps": 3, "restarts": 1, "max_samples": 4},
+    "fedavg-inversion": {"steps": 3, "max_samples": 4},
     "embedding-inversion": {"steps": 20, "starts": "prior", "sources": "test", "max_rows": 20},
     "inverse-network": {"epochs": 30, "patience": 5, "hidden": 64},
 }

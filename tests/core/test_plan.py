@@ -21,7 +21,7 @@ from fedsec.runner import execute, run
 @pytest.mark.parametrize(("config", "error", "needle"), [
     (RunConfig(protocol="secure-sum", params={"statistic": "median"}), ValidationError,
      "statistic"),
-    (RunConfig(protocol="nri-dc", backend="ckks"), CapabilityError, "would change nothing"),
+    (RunConfig(protocol="dsg", backend="ckks"), CapabilityError, "would change nothing"),
     (RunConfig(protocol="secure-sum", dataset="irris"), UnknownNameError, "Valid dataset names"),
     (RunConfig(protocol="secure-sum", partition="vertical:parties=2"), ValidationError,
      "horizontal"),

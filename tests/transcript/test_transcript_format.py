@@ -248,9 +248,10 @@ def test_closed_writer_refuses_more() -> None:
 
 
 def test_large_and_small_messages_interleave_in_order(tmp_path: Path) -> None:
-    # payloads share arena chunks; a payload larger than what is left starts a new chunk
+    # payloads share batches up to a chunk's size; a payload larger than what is left starts
+    # a new batch
     writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=3)
-    writer._arena.chunk_bytes = 30_000  # small chunks: 40 kB payloads each get their own
+    writer._plan.chunk_bytes = 30_000  # small chunks: 40 kB payloads each get their own
     sent = []
     for i in range(40):
         payload = np.full(5000 if i % 3 == 0 else 2, float(i))

@@ -46,10 +46,12 @@ def test_a_file_backed_run_is_read_back_lazily_and_equals_the_file(tmp_path: Pat
     assert np.array_equal(log[3].payload, sent[3]) and not log[3].payload.flags.writeable
 
 
-@pytest.mark.parametrize("flush_rows", [5, 100])  # counted by messages, by columns
-def test_what_the_writer_counted_equals_a_count_of_the_file(tmp_path: Path,
-                                                             flush_rows: int) -> None:
-    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=flush_rows)
+@pytest.mark.parametrize(("flush_rows", "on_disk"), [(5, True), (100, True), (100, False)])
+def test_what_the_writer_counted_equals_a_count_of_the_file(tmp_path: Path, flush_rows: int,
+                                                             on_disk: bool) -> None:
+    # on disk counted by messages, then by columns; in memory from the rows when asked
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow" if on_disk else None,
+                              flush_rows=flush_rows)
     record(writer, 230, 10)
     transcript = writer.close()
     assert writer.tally is not None
@@ -102,36 +104,34 @@ def test_a_receiver_gets_its_own_payload(tmp_path: Path) -> None:
         writer.close()
 
 
-def test_written_chunks_are_reused_when_nothing_views_them(
+def test_the_packing_buffer_is_reused_batch_after_batch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fedsec.transcript import sink
-    from fedsec.transcript.arena import Arena
+    from fedsec.transcript.arena import Packer
 
-    reused: list[bool] = []
-    original = Arena._recycled
+    buffers: list[int] = []
+    original = Packer.pack
 
-    def counted(self: Arena, size: int) -> np.ndarray | None:
-        chunk = original(self, size)
-        reused.append(chunk is not None)
-        return chunk
+    def counted(self: Packer, raws: list, n_bytes: int):  # type: ignore[no-untyped-def]
+        packed = original(self, raws, n_bytes)
+        buffers.append(self.buffer.ctypes.data)
+        return packed
 
-    monkeypatch.setattr(Arena, "_recycled", counted)
-    # at most one chunk waits for the disk, so a retired chunk's batches are always written
-    # when the next chunk is needed, however slowly the disk thread is scheduled
-    monkeypatch.setattr(sink, "IN_FLIGHT_BYTES", 8 << 20)
-    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=4, prefault=False)
-    for i in range(800):  # 128 MB through chunks of at most 16 MB
+    monkeypatch.setattr(Packer, "pack", counted)
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=16, prefault=False)
+    for i in range(800):  # 128 MB in batches of 2.5 MB
         writer.record(round=0, phase="p", sender="a", receiver="b", tag="t.x",
                       payload=np.full(20_000, float(i)))
-    writer.close()
-    assert len(reused) > 10 and sum(reused) >= len(reused) - 8  # after warming up: reused
+    transcript = writer.close()
+    # the first batches are small (joined, or packed while the buffer grows), then one buffer
+    assert len(buffers) > 50 and len(set(buffers[-45:])) == 1
+    assert transcript.verify().ok
 
 
 def test_the_disk_thread_bounds_what_waits_to_be_written(tmp_path: Path) -> None:
     import threading
 
     from fedsec.transcript.batch_chain import BatchChain
-    from fedsec.transcript.sink import ArrowSink, to_batch
+    from fedsec.transcript.sink import ArrowSink
 
     sink = ArrowSink(tmp_path / "t.arrow", "{}")
     released = threading.Event()
@@ -139,12 +139,11 @@ def test_the_disk_thread_bounds_what_waits_to_be_written(tmp_path: Path) -> None
     sink.write_batch = lambda *args: (released.wait(10), write(*args))  # type: ignore[method-assign]
     disk = DiskWriter(sink, BatchChain("{}"), Tally(), max_in_flight=1000)
     disk.start()
-    empty = to_batch([], sink.schema)
     submitted: list[int] = []
 
     def producer() -> None:
         for i in range(3):
-            disk.submit(empty, 600)
+            disk.submit([], [], 0, 600)
             submitted.append(i)
 
     thread = threading.Thread(target=producer)

@@ -103,8 +103,9 @@ def test_bad_configurations_are_refused() -> None:
         fdskl("vertical:parties=2")
     with pytest.raises(ValidationError, match="binary classification or regression"):
         run(RunConfig(protocol="fdskl", dataset="iris", partition="vertical:parties=4"))
-    with pytest.raises(CapabilityError, match="use the plain backend"):
-        run(RunConfig(protocol="fdskl", backend="noise", params={"n_iterations": 10}))
+    with pytest.raises(CapabilityError, match="cannot drop senders"):
+        run(RunConfig(protocol="fdskl", backend="noise", params={"n_iterations": 10},
+                      backend_params={"threshold": 2, "dropout": 0.25}))
     with pytest.raises(ValidationError, match="DSG is centralized"):
         run(RunConfig(protocol="dsg", partition="horizontal:parties=2"))
     with pytest.raises(ValidationError, match="runs on vertical"):

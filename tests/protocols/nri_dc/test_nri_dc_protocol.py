@@ -40,9 +40,10 @@ def test_workers_keep_only_their_permutation_never_their_map(nri_dc: NriDc) -> N
     result = nri_dc()
     for worker in WORKERS:
         held = {k for k in result.private if k.startswith(f"party/{worker}/")}
+        drawn = {f"party/{worker}/value/{tags.PRIVATE_ANCHOR}"} if worker == "party1" else set()
         assert held == {f"party/{worker}/shard/cell0/{n}" for n in
                         ("X", "y", "rows", "columns", "cohort", "group")} | {
-            f"party/{worker}/value/shared_rows"}
+            f"party/{worker}/value/shared_rows"} | drawn  # the anchor's owner keeps it
         rows = result.private[f"party/{worker}/value/shared_rows"]
         assert sorted(rows.tolist()) == list(range(50)) and rows.tolist() != list(range(50))
     # no outcome of the protocol: only the run's held-out records (the auxiliary population)
