@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.attacks.contribution_readout import revealed_sum
 from fedsec.backends.primitives import CONTRIBUTION_TAG
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
@@ -33,7 +34,6 @@ from fedsec.protocols.secure_sum import (
     CANARY_OFFSET,
     CANARY_PARTY,
     CANARY_SEED,
-    RESULT_TAG,
     canary_signs,
 )
 from fedsec.registry import register
@@ -107,7 +107,7 @@ class CanaryGuess(Attack):
                 holder = values
             else:
                 others.append(values)
-        residual, source = canary_residual(self._revealed_sum(view), holder, others)
+        residual, source = canary_residual(revealed_sum(view), holder, others)
         if residual is None:
             scores = np.zeros(signs.shape[0])
         else:
@@ -123,10 +123,3 @@ class CanaryGuess(Attack):
                   "contributions_seen": len(contributions),
                   "contributions_opened": len(others) + (holder is not None)},
         )
-
-    @staticmethod
-    def _revealed_sum(view: View) -> np.ndarray | None:
-        for m in view.select(tag=RESULT_TAG):
-            if view.can_open(m):
-                return np.asarray(view.open(m), dtype=float)
-        return None

@@ -22,6 +22,15 @@ from fedsec.views import View
 RESULT_TAGS = (RESULT_TAG,)
 
 
+def revealed_sum(view: View) -> np.ndarray | None:
+    """The secure sum's revealed total, when the adversary observed and can open it."""
+    for tag in RESULT_TAGS:
+        for m in view.select(tag=tag):
+            if view.can_open(m):
+                return np.asarray(view.open(m), dtype=float)
+    return None
+
+
 def equal_share(total: np.ndarray, n_senders: int) -> np.ndarray:
     """The naive guess of one sender's vector: the sum split evenly."""
     return np.asarray(total, dtype=float) / n_senders
@@ -39,7 +48,7 @@ class ContributionReadout(Attack):
     def run(self, view: View) -> Reconstruction:
         contributions = view.select(tag=CONTRIBUTION_TAG)
         senders = sorted({m.sender for m in contributions})
-        total = self._revealed_sum(view)
+        total = revealed_sum(view)
         length = None if total is None else total.size
         estimates, opaque = {}, 0
         readable = {}
@@ -64,11 +73,3 @@ class ContributionReadout(Attack):
             info={"contributions_seen": len(contributions), "readable": len(readable),
                   "opaque": opaque, "sum_observed": total is not None},
         )
-
-    @staticmethod
-    def _revealed_sum(view: View) -> np.ndarray | None:
-        for tag in RESULT_TAGS:
-            for m in view.select(tag=tag):
-                if view.can_open(m):
-                    return np.asarray(view.open(m), dtype=float)
-        return None

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.attacks.contribution_readout import RESULT_TAGS, equal_share
+from fedsec.attacks.contribution_readout import equal_share, revealed_sum
 from fedsec.backends import prg, sealing, shamir, tags
 from fedsec.backends.dropout_round import MASK_KEY_BYTES
 from fedsec.backends.noise import NoiseBackend
@@ -163,14 +163,6 @@ def _pair_key(held: Mapping[str, bytes], s: SumShares, target: str, other: str,
     return None
 
 
-def _revealed_sum(view: View) -> np.ndarray | None:
-    for tag in RESULT_TAGS:
-        for m in view.select(tag=tag):
-            if view.can_open(m):
-                return np.asarray(view.open(m), dtype=float)
-    return None
-
-
 @register("attack", "mask-share-coalition")
 class MaskShareCoalition(Attack):
     """The aggregator with colluding senders unmasks a contribution to a dropout-tolerant sum."""
@@ -195,7 +187,7 @@ class MaskShareCoalition(Attack):
     def run(self, view: View) -> Reconstruction:
         contributions = [m for m in view.select(tag=CONTRIBUTION_TAG) if tags.ROUND in m.meta]
         sums = observed_sums(view)
-        total = _revealed_sum(view)
+        total = revealed_sum(view)
         guess = (equal_share(total, len(contributions)) if total is not None and contributions
                  else None)
         estimates, baseline, per_target = {}, {}, {}
