@@ -48,7 +48,7 @@ __all__ = ["RunConfig", "RunPlan", "RunResult", "data_split", "execute", "plan",
 
 
 def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
-        progress: Callable[[str], None] | None = None, prefault: bool = True,
+        progress: Callable[[str], None] | None = None,
         sign_key: Ed25519PrivateKey | None = None,
         on_progress: ProgressHook | None = None,
         transport: TcpTransport | None = None) -> RunResult:
@@ -63,34 +63,32 @@ def run(config: RunConfig, out_dir: str | os.PathLike[str] | None = None, *,
     carries the messages between party processes (:mod:`fedsec.transport.tcp`; a new one per
     run); the transcript is the same, and ``result.json`` says what crossed the sockets.
     """
-    return execute(plan(config), out_dir, progress=progress, prefault=prefault,
+    return execute(plan(config), out_dir, progress=progress,
                    sign_key=sign_key, on_progress=on_progress, transport=transport)
 
 
 def execute(checked: RunPlan, out_dir: str | os.PathLike[str] | None = None, *,
-            progress: Callable[[str], None] | None = None, prefault: bool = True,
+            progress: Callable[[str], None] | None = None,
             sign_key: Ed25519PrivateKey | None = None,
             on_progress: ProgressHook | None = None,
             transport: TcpTransport | None = None) -> RunResult:
     """Run a plan; with ``out_dir``, write the transcript, result and private store there
     (and, with a ``transport``, the party processes' logs in ``out_dir/parties``).
 
-    ``prefault`` lets the transcript's writer fault memory in ahead on a helper
-    thread (see :class:`~fedsec.transcript.TranscriptWriter`); callers that keep
-    every core busy already turn it off. The linear-algebra libraries run with one thread
+    The linear-algebra libraries run with one thread
     (``FEDSEC_THREADS`` overrides it, :mod:`fedsec.threads`), their own setting restored after.
     """
     with limited_threads():
         if out_dir is None:
-            return _execute(checked, None, progress=progress, prefault=prefault,
+            return _execute(checked, None, progress=progress,
                             sign_key=sign_key, on_progress=on_progress, transport=transport)
         with hold(out_dir, "fedsec run") as out:
-            return _execute(checked, out, progress=progress, prefault=prefault,
+            return _execute(checked, out, progress=progress,
                             sign_key=sign_key, on_progress=on_progress, transport=transport)
 
 
 def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], None] | None,
-             prefault: bool, sign_key: Ed25519PrivateKey | None,
+             sign_key: Ed25519PrivateKey | None,
              on_progress: ProgressHook | None, transport: TcpTransport | None) -> RunResult:
     from fedsec.transport.logs import LOG_FOLDER
 
@@ -120,7 +118,7 @@ def _execute(checked: RunPlan, out: Path | None, *, progress: Callable[[str], No
             (out / name).unlink(missing_ok=True)
         shutil.rmtree(out / LOG_FOLDER, ignore_errors=True)
     writer = TranscriptWriter(header, None if out is None else out / TRANSCRIPT_FILE,
-                              prefault=prefault, sign_key=sign_key)
+                              sign_key=sign_key)
     network = Network(writer, partition.roles, transport=transport)
     federation = Federation.from_partition(partition, train, seed=config.seed,
                                            secret_seed=secret_seed, network=network, test=test)

@@ -36,8 +36,7 @@ CELL_STATUSES = ("ok", "error")
 _HASHED_BYTES = 1 << 30
 
 
-def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
-             prefault: bool = True) -> dict[str, Any]:
+def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "") -> dict[str, Any]:
     """The JSON-able result of one cell; failures are recorded, never raised.
 
     Reconstructed values are not stored: only the scorers' summaries and the attacks' own
@@ -46,7 +45,7 @@ def run_cell(spec: AuditSpec, cell: Cell, *, command: str = "",
     (:func:`fedsec.threads.limited_threads`).
     """
     with limited_threads():
-        return _run_cell(spec, cell, command=command, prefault=prefault)
+        return _run_cell(spec, cell, command=command)
 
 
 def cell_base(spec: AuditSpec, cell: Cell, command: str) -> dict[str, Any]:
@@ -77,12 +76,11 @@ def run_config(spec: AuditSpec, cell: Cell) -> RunConfig:
                      search_path=spec.search_path)
 
 
-def _run_cell(spec: AuditSpec, cell: Cell, *, command: str,
-              prefault: bool) -> dict[str, Any]:
+def _run_cell(spec: AuditSpec, cell: Cell, *, command: str) -> dict[str, Any]:
     started = time.perf_counter()
     base = cell_base(spec, cell, command)
     try:
-        result = run(run_config(spec, cell), prefault=prefault)
+        result = run(run_config(spec, cell))
     except FedsecError as error:
         return {**base, "status": "error", "error": f"{type(error).__name__}: {error}",
                 "seconds": time.perf_counter() - started}

@@ -244,4 +244,4 @@ def run_cell_task(raw: dict[str, Any], source: str, base_dir: str,
     if cell is None:
         raise ValidationError(f"The worker's reading of {source} has no cell {cell_id}: the "
                               "scenario parses differently there (other versions?).")
-    return run_cell(spec, cell, command=command, prefault=False)
+    return run_cell(spec, cell, command=command)

@@ -292,8 +292,7 @@ def _init_worker(raw: dict[str, Any], source: str, base_dir: str, parent: int,
     """Each worker parses the scenario once (finding its ``module:Class`` components beside
     it), takes the audit's secret seed, and uses one thread for linear algebra.
 
-    The workers keep every core busy, so no helper thread prepares transcript
-    memory ahead either. The parent decides when to stop: a worker ignores the terminal's
+    The parent decides when to stop: a worker ignores the terminal's
     Ctrl-C, ends at once on SIGTERM (which the parent sends), and on Linux gets SIGTERM when
     the parent dies, however it dies.
     """
@@ -331,4 +330,4 @@ def _run_in_worker(cell_id: str, command: str) -> dict[str, Any]:
     spec = _WORKER_SPEC
     assert spec is not None
     cell = next(c for c in spec.cells() if c.id == cell_id)
-    return run_cell(spec, cell, command=command, prefault=False)
+    return run_cell(spec, cell, command=command)

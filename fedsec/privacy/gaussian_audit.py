@@ -40,7 +40,8 @@ from fedsec.privacy.gaussian import gaussian_epsilon
 #: The largest ``mu`` tried: ``mu`` 40 is epsilon in the hundreds at any useful delta, far above
 #: what any number of canaries here can prove.
 MU_MAX = 40.0
-#: Grid points per pass of the search for the largest rejected ``mu`` (three passes).
+#: Grid points per pass of the search for the largest rejected ``mu`` (a geometric pass, then
+#: three finer ones).
 GRID = 48
 
 
@@ -93,15 +94,16 @@ def gaussian_mu_bound(m: int, r: int, v: int, beta: float = 0.05) -> float:
     """
     _check_counts(m, r, v, beta)
     grid = np.geomspace(1e-3, MU_MAX, GRID)
-    for _ in range(3):
-        rejected = rejects_gaussian(m, r, v, grid, beta)
-        if not rejected.any():
-            return 0.0 if grid[0] <= 1e-3 else float(grid[0])
+    rejected = rejects_gaussian(m, r, v, grid, beta)
+    if not rejected.any():
+        return 0.0
+    if rejected[-1]:
+        return MU_MAX
+    for _ in range(3):  # refine between the last rejected mu and the first kept one
         last = int(np.flatnonzero(rejected)[-1])
-        if last == grid.size - 1:
-            return float(grid[-1])
         grid = np.linspace(grid[last], grid[last + 1], GRID)
-    return float(grid[int(np.flatnonzero(rejects_gaussian(m, r, v, grid, beta))[-1])])
+        rejected = rejects_gaussian(m, r, v, grid, beta)
+    return float(grid[int(np.flatnonzero(rejected)[-1])])
 
 
 def gaussian_one_run_epsilon(m: int, r: int, v: int, *, beta: float = 0.05,

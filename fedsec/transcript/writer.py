@@ -75,10 +75,6 @@ class TranscriptWriter:
         Where the finished transcript goes; ``None`` keeps it in memory only.
     sign_key : Ed25519PrivateKey, optional
         Signs the end record (:mod:`fedsec.transcript.signing`).
-    prefault : bool
-        Accepted for callers of earlier versions, which faulted memory in ahead on a
-        helper thread; the disk thread now packs payloads into one buffer it reuses,
-        so there is nothing to fault in ahead.
 
     Examples
     --------
@@ -93,7 +89,7 @@ class TranscriptWriter:
     def __init__(
         self, header: Mapping[str, Any], path: str | os.PathLike[str] | None = None, *,
         flush_rows: int = 8192, flush_bytes: int = 64 << 20, flush_seconds: float = 1.0,
-        prefault: bool = True, sign_key: Ed25519PrivateKey | None = None,
+        sign_key: Ed25519PrivateKey | None = None,
     ) -> None:
         self._sign_key = sign_key
         self.header = dict(header)

@@ -28,15 +28,10 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import median
 
-import numpy as np
-
-from fedsec.transcript import TranscriptWriter
-
-HEADER = {"protocol": {"name": "benchmark"}, "parties": {"a": "client", "b": "server"}}
+from transcript_verify import write  # the same 1,000,000 small messages (a sibling script)
 
 MEASURE = r"""
 import json, sys, time
@@ -72,17 +67,6 @@ seconds = time.perf_counter() - start
 grown = peak_mb() - before
 print(json.dumps({"seconds": seconds, "status": status, "grown_mb": grown}))
 """
-
-
-def write(path: Path, n: int) -> float:
-    writer = TranscriptWriter(HEADER, path)
-    payload = np.arange(8.0)
-    start = time.perf_counter()
-    for i in range(n):
-        writer.record(round=i // 1000, phase="train", sender="a", receiver="b", tag="small",
-                      payload=payload)
-    writer.close()
-    return time.perf_counter() - start
 
 
 def measure(path: Path, what: str) -> dict[str, float]:

@@ -117,7 +117,7 @@ def test_the_packing_buffer_is_reused_batch_after_batch(
         return packed
 
     monkeypatch.setattr(Packer, "pack", counted)
-    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=16, prefault=False)
+    writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=16)
     for i in range(800):  # 128 MB in batches of 2.5 MB
         writer.record(round=0, phase="p", sender="a", receiver="b", tag="t.x",
                       payload=np.full(20_000, float(i)))
