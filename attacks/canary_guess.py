@@ -85,12 +85,11 @@ class CanaryGuess(Attack):
     closed_form = True
     produces = "values"
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is None and canary_meta(view.select(tag=CONTRIBUTION_TAG)) is None:
+    def unmet(self, view: View) -> str | None:
+        if canary_meta(view.select(tag=CONTRIBUTION_TAG)) is None:
             return ("the run inserted no canaries (run secure-sum with canaries = m for a "
                     "one-run privacy audit)")
-        return reason
+        return None
 
     def run(self, view: View) -> Reconstruction:
         self.check(view)

@@ -175,10 +175,7 @@ class MaskShareCoalition(Attack):
     needs_tags = frozenset({CONTRIBUTION_TAG})
     closed_form = True
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
+    def unmet(self, view: View) -> str | None:
         if not any(view.select(tag=tag) for tag in SHARE_TAGS):
             return (f"{view.threat} observed no key share of a dropout-tolerant sum: the run "
                     "did not use the noise backend with a threshold")

@@ -174,6 +174,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
             "fedsec.attacks.mask_shares:MaskShareCoalition",
             "The aggregator with colluding senders rebuilds a sender's masks from the key shares of a dropout-tolerant noise sum and reads its contribution (at or above the Shamir threshold).",
         ),
+        "model-readout": (
+            "fedsec.attacks.fdskl.model_privacy:ModelReadout",
+            "FDSKL model privacy: read other active workers' partial predictions f^l(x_i) exactly from the tree sums (or a backend's direct share); the alphas stay at the baseline.",
+        ),
         "multilateration": (
             "fedsec.attacks.fedcg.multilateration:Multilateration",
             "Kernel blocks to distances to landmarks, then linear least squares (landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).",
@@ -197,6 +201,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         "update-labels": (
             "fedsec.attacks.fedmv.update_labels:UpdateLabels",
             "S-FedMV: the classes a client trained on, from the output-bias update of its FedAvg weights (iDLG for one sample; counts under SGD).",
+        ),
+        "worker-view": (
+            "fedsec.attacks.nri_dc.worker_view:WorkerView",
+            "NRI-DC Theorem 2.4: a worker's estimate of other workers' records from the anchor and the master's labels of it (its own class means mixed in the collaborative model's class balance), against its own records' mean.",
         ),
     },
     "defense": {
@@ -237,6 +245,10 @@ COMPONENTS: dict[str, dict[str, tuple[str, str]]] = {
         "column-space": (
             "fedsec.scoring.subspace:ColumnSpace",
             "Fraction of a private block's column space inside the estimated basis, largest principal angle, recovered and true rank, against a random subspace.",
+        ),
+        "decision-function": (
+            "fedsec.scoring.decision_function:DecisionFunction",
+            "A worker's share of the decision function read at training rows, against the share its coefficients make (FDSKL model privacy).",
         ),
         "epsilon-dr": (
             "fedsec.scoring.epsilon_dr:EpsilonDR",

@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
 
 from fedsec.backends.api import MaskingBackend, backends
 from fedsec.component import Component
+from fedsec.declare import Int
 from fedsec.errors import CapabilityError
 from fedsec.outcomes import Outcome, Reconstruction
 from fedsec.progress import Progress, ProgressHook
@@ -43,6 +44,10 @@ ESTIMATE_KINDS: Mapping[str, str] = {
     "sequences": "sequences in no particular order",
     "labels": "class labels",
 }
+
+#: An attack's ``seed`` parameter: the seed of its own random stream (random starts, initial
+#: weights); None, its default, derives it from the run (:meth:`Attack.seed_for`).
+AttackSeed = Annotated[int | None, Int(min=0)]
 
 
 class Protocol(Component, ABC):
@@ -228,7 +233,10 @@ class Attack(Component, ABC):
     def not_applicable(self, view: View) -> str | None:
         """Why this attack cannot run on ``view``, or None when it can.
 
-        It needs every tag in ``needs_tags`` and at least one in ``needs_any_tags``.
+        It needs every tag in ``needs_tags`` and at least one in ``needs_any_tags``; once
+        those are observed, whatever else it needs is :meth:`unmet`'s to say. A subclass
+        states its own conditions there (one that overrides this method instead, as a
+        plug-in may, works as well).
         """
         observed = view.tags()
         missing = sorted(self.needs_tags - observed)
@@ -238,7 +246,25 @@ class Attack(Component, ABC):
         if self.needs_any_tags and not self.needs_any_tags & observed:
             return (f"{view.threat} observed no message tagged "
                     f"{' or '.join(sorted(self.needs_any_tags))}")
+        return self.unmet(view)
+
+    def unmet(self, view: View) -> str | None:
+        """What else the attack needs that ``view`` lacks (a client it can read, a key
+        share, a known record), asked by :meth:`not_applicable` once the tags it needs are
+        observed; None when nothing is missing (the default)."""
         return None
+
+    def seed_for(self, view: View) -> int:
+        """The seed of the attack's own random stream on ``view``: its ``seed`` parameter
+        when one is given, else the run's public seed (:attr:`View.run_seed`), else 0.
+
+        The same View and parameters give the same seed, so the attack's output stays a
+        function of them; two runs of other seeds start it from other points.
+        """
+        given = getattr(self.params, "seed", None)
+        if given is not None:
+            return int(given)
+        return 0 if view.run_seed is None else view.run_seed
 
     def check(self, view: View) -> None:
         """Raise CapabilityError when the attack is not applicable to ``view``."""
@@ -351,5 +377,5 @@ class Scorer(Component, ABC):
         """Leakage metrics, each next to its naive baseline."""
 
 
-__all__ = ["ESTIMATE_KINDS", "Attack", "Component", "Defense", "MaskingBackend", "Protocol",
-           "Scorer", "apply_transforms", "check_operations"]
+__all__ = ["ESTIMATE_KINDS", "Attack", "AttackSeed", "Component", "Defense", "MaskingBackend",
+           "Protocol", "Scorer", "apply_transforms", "check_operations"]

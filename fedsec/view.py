@@ -42,12 +42,17 @@ class View:
         message from the file's record batches when it is read.
     knowledge : Mapping
         Each coalition member's private holdings, ``{party: {name: value}}``.
+    run_seed : int or None
+        The run's public seed, as its scenario or ``result.json`` names it (an attack's own
+        random stream derives from it: :meth:`~fedsec.interfaces.Attack.seed_for`); None when
+        only a transcript is at hand (its header holds only a commitment to the seed).
     """
 
     threat: ThreatModel
     header: Mapping[str, Any]
     messages: Sequence[Message]
     knowledge: Mapping[str, Mapping[str, np.ndarray | bytes]]
+    run_seed: int | None = None
 
     @property
     def keys(self) -> dict[str, bytes]:

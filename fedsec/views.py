@@ -43,7 +43,7 @@ def renamed_tags(header: Mapping[str, Any]) -> Mapping[str, str]:
 
 def build_view(
     transcript: Transcript, threat: ThreatModel | str,
-    private: Mapping[str, np.ndarray | bytes] | None = None,
+    private: Mapping[str, np.ndarray | bytes] | None = None, *, run_seed: int | None = None,
 ) -> View:
     """The View of ``threat`` on ``transcript``.
 
@@ -57,6 +57,9 @@ def build_view(
         The run's private store (``party/NAME/...`` entries); only the
         coalition members' entries enter the view. Without it the coalition
         knows nothing but what it observed.
+    run_seed : int, optional
+        The run's public seed (its scenario's, or ``result.json``'s ``seed``), which attacks
+        derive their own random streams from; None when it is not known.
 
     Messages keep their content; tags a transcript of an older fedsec wrote
     under a name since renamed are shown under today's name
@@ -81,7 +84,8 @@ def build_view(
         member: party_entries(private, member) if private is not None else {}
         for member in threat.members
     }
-    return View(threat=threat, header=transcript.header, messages=observed, knowledge=knowledge)
+    return View(threat=threat, header=transcript.header, messages=observed, knowledge=knowledge,
+                run_seed=run_seed)
 
 
 def _columns(messages: Sequence[Message]) -> ColumnMessages | None:

@@ -1,5 +1,5 @@
 """Attacks on FDSKL: its transcripts as equations (for ``linear-inference``) and tree collusion."""
 
-from fedsec.attacks.fdskl import equations, observations, tree_collusion
+from fedsec.attacks.fdskl import equations, model_privacy, observations, tree_collusion
 
-__all__ = ["equations", "observations", "tree_collusion"]
+__all__ = ["equations", "model_privacy", "observations", "tree_collusion"]

@@ -67,8 +67,8 @@ class TreeCollusion(Attack):
         """Largest coalition (in workers) listed in the table of what every coalition would recover
         exactly."""
 
-    def not_applicable(self, view: View) -> str | None:
-        return super().not_applicable(view) or fo.applicable(view)
+    def unmet(self, view: View) -> str | None:
+        return fo.applicable(view)
 
     def run(self, view: View) -> Reconstruction:
         obs = fo.observe(view)

@@ -30,6 +30,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
+from fedsec.attacks.fedcg.family import FedCGAttack
 from fedsec.attacks.fedcg.multilateration import (
     kernel_distances,
     landmark_rows,
@@ -45,7 +46,7 @@ from fedsec.geometry.completers.sdr import SOLVERS as SDR_SOLVERS
 from fedsec.geometry.completers.sdr import choose_solver
 from fedsec.geometry.completion import METHODS, complete
 from fedsec.geometry.edm import assemble_edm, classical_mds, edm, nystrom_completion
-from fedsec.interfaces import Attack
+from fedsec.interfaces import AttackSeed
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
 from fedsec.protocols.fedcg import tags
@@ -54,8 +55,6 @@ from fedsec.seeding import generator
 from fedsec.validation import param_error
 from fedsec.views import View
 
-PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
-         "Algorithm, 2024, section 4")
 ALL_METHODS = (*METHODS, "nystrom")
 
 
@@ -88,12 +87,11 @@ def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, me
 
 
 @register("attack", "edm-completion")
-class EDMCompletion(Attack):
+class EDMCompletion(FedCGAttack):
     """Complete the hidden distance block of each leaked kernel block, then MDS."""
 
     summary = ("Complete [[D_X, D_XW], [D_XW^T, D_W]] with D_X hidden (the paper's section-4 "
                "algorithms or the Nyström formula), then classical MDS.")
-    paper = PAPER
     needs_any_tags = frozenset({tags.KERNEL_BLOCK, tags.CHAIN_PRODUCT})
     default_scorer = "point-recovery"
     budget_params = ("max_iter",)
@@ -105,8 +103,9 @@ class EDMCompletion(Attack):
         the nystrom (Schur-complement) formula, which needs D_W."""
         max_iter: Annotated[int, Int(min=1)] = 200
         """Iterations at most of the completion algorithm."""
-        seed: Annotated[int, Int(min=0)] = 0
-        """Seed of the attack's own random stream (the completion's random starts)."""
+        seed: AttackSeed = None
+        """Seed of the attack's own random stream (the completion's random starts); None: the
+        run's public seed (0 when unknown)."""
         sdr_solver: Annotated[str | None, Choice(*SDR_SOLVERS)] = None
         """Solver of method 'sdr': auto (None: SCS up to 350 points, burer-monteiro above), SCS
         or CLARABEL (the misfit form), or burer-monteiro (the equality-constrained form in
@@ -123,7 +122,7 @@ class EDMCompletion(Attack):
                   and b.cells[0][0] not in view.knowledge]
         n_features = max((b.n_features for b in blocks), default=0)
         seeded = seeded_landmarks(view, n_features, gamma) if gamma is not None else None
-        rng = generator(self.params.seed, f"attack/{self.name}")
+        rng = generator(self.seed_for(view), f"attack/{self.name}")
         estimates, baseline, known_dw = {}, {}, {}
         records: list[Convergence] = []
         solvers: dict[str, str] = {}

@@ -27,17 +27,14 @@ from typing import Annotated, Any
 import numpy as np
 
 from fedsec.attacks.fedcg.below_hull import ESTIMATORS, place_points
+from fedsec.attacks.fedcg.family import FedCGAttack
 from fedsec.attacks.fedcg.unknown_width import PRIORS, multilaterate_unknown_gamma
 from fedsec.declare import Bool, Choice, Declared, Float
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
 from fedsec.protocols.fedcg import tags
 from fedsec.registry import register
 from fedsec.views import View
-
-PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
-         "Algorithm, 2024, section 4")
 
 
 def kernel_distances(K: np.ndarray, gamma: float | np.ndarray, *,
@@ -214,12 +211,11 @@ _UNKNOWN_WIDTH = (
 
 
 @register("attack", "multilateration")
-class Multilateration(Attack):
+class Multilateration(FedCGAttack):
     """Recover each owner's features from the kernel blocks an adversary sees."""
 
     summary = ("Kernel blocks to distances to landmarks, then linear least squares "
                "(landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).")
-    paper = PAPER
     needs_any_tags = frozenset({tags.KERNEL_BLOCK, tags.CHAIN_PRODUCT})
     default_scorer = "point-recovery"
     closed_form = True

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fedsec.declare import Declared, Float, Int
+from fedsec.interfaces import AttackSeed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +44,6 @@ class DecoderTraining(Declared):
     """Mini-batch size of the training."""
     max_rows: Annotated[int, Int(min=1)] = 200
     """Test embeddings inverted at most per client (the first ones sent)."""
-    seed: Annotated[int, Int(min=0)] = 0
+    seed: AttackSeed = None
     """Seed of the held-out pairs (or folds), the network's initial weights and batch order (each
-    client adds its index)."""
+    client adds its index); None: the run's public seed (0 when unknown)."""

@@ -29,12 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from fedsec.attacks.fedgraph.family import FedGraphAttack
 from fedsec.attacks.fedgraph.observed import opened
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_path, value_key
 from fedsec.protocols.fedgraph import clustering, tags
-from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
@@ -61,21 +60,17 @@ def disaggregate(blocks: list[np.ndarray], means: list[np.ndarray]) -> tuple[np.
 
 
 @register("attack", "cluster-disaggregation")
-class ClusterDisaggregation(Attack):
+class ClusterDisaggregation(FedGraphAttack):
     """Per-row embeddings from a group's re-drawn cluster means (a colluder knows the seeds)."""
 
     summary = ("FedGraph: a client of the sample group, colluding with the server, re-draws "
                "the clusters from the shared seeds and solves the cluster means for every "
                "client's per-row embeddings.")
-    paper = PAPER
     default_scorer = "reconstruction-error"
     closed_form = True
     needs_tags = frozenset({tags.CLUSTER_SEED, tags.CLUSTER_EMBEDDINGS})
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
+    def unmet(self, view: View) -> str | None:
         if not self._draws(view):
             return (f"{view.threat} knows no sample group's clusters: join the server with a "
                     "client of the group (for example 'server,party2'), whose labels and "

@@ -46,16 +46,15 @@ from typing import Annotated
 import numpy as np
 
 from fedsec import nn
+from fedsec.attacks.fedgraph.family import FedGraphAttack
 from fedsec.attacks.fedgraph.gauss_newton import invert_from_starts, relu_layers
 from fedsec.attacks.fedgraph.inversion import embed, extractor_from
 from fedsec.attacks.fedgraph.observed import LAYOUT, WEIGHTS, leaked_extractors, sent_matrix
 from fedsec.convergence import Convergence, combine
 from fedsec.declare import Declared, Int, owner_of
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import held_value, value_key
 from fedsec.protocols.fedgraph import tags
-from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
 from fedsec.validation import param_error
 from fedsec.view import View
@@ -127,13 +126,12 @@ def start_points(kinds: list[tuple[str, int]], embeddings: np.ndarray, dim: int,
 
 
 @register("attack", "embedding-inversion")
-class EmbeddingInversion(Attack):
+class EmbeddingInversion(FedGraphAttack):
     """White-box inversion of the embeddings a client sends (its extractor leaked)."""
 
     summary = ("FedGraph: invert a client's raw embeddings with its extractor's weights "
                "(He et al.'s white-box model inversion, solved by box-constrained "
                "Gauss-Newton from several starts).")
-    paper = PAPER
     default_scorer = "pixel-recovery"
     budget_params = ("steps",)
     needs_any_tags = frozenset(SOURCES)
@@ -159,10 +157,7 @@ class EmbeddingInversion(Attack):
                                   + ", ".join(map(repr, NAMED)), self.sources)
             parse_starts(self.starts, owner=owner)
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
+    def unmet(self, view: View) -> str | None:
         if not leaked_extractors(view, self._sources()):
             return (f"{view.threat} holds no client's extractor whose embeddings it observed: "
                     "join the server with the client whose extractor leaked "

@@ -26,78 +26,46 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import numpy as np
-
 from fedsec import nn
 from fedsec.attacks.fedgraph.decoder_params import DecoderTraining
-from fedsec.attacks.fedgraph.inversion import (
-    apply_inverse,
-    early_stop_judged,
-    embed,
-    extractor_from,
-    fit_inverse,
-)
-from fedsec.attacks.fedgraph.observed import (
-    AUXILIARY,
-    LAYOUT,
-    WEIGHTS,
-    colluders_with_pairs,
-    no_pairs_reason,
-    sent_matrix,
-)
+from fedsec.attacks.fedgraph.family import LearnedInversion
+from fedsec.attacks.fedgraph.inversion import apply_inverse, early_stop_judged, fit_inverse
+from fedsec.attacks.fedgraph.observed import own_pairs
 from fedsec.convergence import combine
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import value_key
-from fedsec.protocols.fedgraph import tags
-from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
 
 @register("attack", "inverse-network")
-class InverseNetwork(Attack):
+class InverseNetwork(LearnedInversion):
     """Query-free inversion of a client's test embeddings by a network trained on its rows."""
 
     summary = ("FedGraph: an inverse network trained on a colluder's (input, embedding) pairs "
                "turns a client's test embeddings back into inputs (He et al.'s query-free "
                "attack).")
-    paper = PAPER
-    default_scorer = "pixel-recovery"
-    budget_params = ("epochs", "patience")
-    needs_any_tags = frozenset({tags.TEST_EMBEDDINGS})
 
     @dataclass(frozen=True, kw_only=True)
     class Params(DecoderTraining):
         """The inverse network's capacity and early-stopped training."""
-
-    def not_applicable(self, view: View) -> str | None:
-        return super().not_applicable(view) or no_pairs_reason(view)
 
     def run(self, view: View) -> Reconstruction:
         p = self.params
         estimates, baseline = {}, {}
         pairs = 0
         records = []
-        with nn.deterministic(p.seed):
-            for i, name in enumerate(colluders_with_pairs(view)):
-                held = view.own(name)
-                g = extractor_from(held, WEIGHTS, LAYOUT)
-                aux = np.asarray(held[AUXILIARY], dtype=np.float64)
-                f, losses = fit_inverse(embed(g, aux), aux, hidden=p.hidden, epochs=p.epochs,
-                                        lr=p.lr, batch_size=p.batch_size,
+        seed = self.seed_for(view)
+        with nn.deterministic(seed):
+            for i, own in enumerate(own_pairs(view, p.max_rows)):
+                f, losses = fit_inverse(own.embeddings, own.inputs, hidden=p.hidden,
+                                        epochs=p.epochs, lr=p.lr, batch_size=p.batch_size,
                                         validation=p.validation, patience=p.patience,
-                                        seed=p.seed + i,
+                                        seed=seed + i,
                                         on_epoch=functools.partial(
-                                            self.report_progress, total=p.epochs,
-                                            unit="epoch", label=f"{self.name} of {name}"))
-                sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
-                assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
-                x = apply_inverse(f, sent[:p.max_rows])
-                key = value_key(name, tags.TEST_INPUTS)
-                estimates[key] = x
-                baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True), len(x), axis=0)
-                pairs += len(aux)
+                                            self.report_progress, total=p.epochs, unit="epoch",
+                                            label=f"{self.name} of {own.member}"))
+                estimates[own.key], baseline[own.key] = apply_inverse(f, own.sent), own.baseline()
+                pairs += len(own.inputs)
                 records.append(early_stop_judged(losses, epochs=p.epochs, patience=p.patience))
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=baseline, info={"auxiliary_pairs": pairs,

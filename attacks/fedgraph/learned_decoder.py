@@ -24,27 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-import numpy as np
-
 from fedsec import nn
 from fedsec.attacks.fedgraph.decoder_params import DecoderTraining
 from fedsec.attacks.fedgraph.decoders import decode, fit_mlp, fit_ridge
-from fedsec.attacks.fedgraph.inversion import early_stop_judged, embed, extractor_from
-from fedsec.attacks.fedgraph.observed import (
-    AUXILIARY,
-    LAYOUT,
-    WEIGHTS,
-    colluders_with_pairs,
-    no_pairs_reason,
-    sent_matrix,
-)
+from fedsec.attacks.fedgraph.family import LearnedInversion
+from fedsec.attacks.fedgraph.inversion import early_stop_judged
+from fedsec.attacks.fedgraph.observed import own_pairs
 from fedsec.convergence import CLOSED_FORM, combine
 from fedsec.declare import Choice, Int
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import value_key
-from fedsec.protocols.fedgraph import tags
-from fedsec.protocols.fedgraph.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
@@ -52,17 +40,13 @@ DECODERS = ("ridge", "mlp")
 
 
 @register("attack", "learned-decoder")
-class LearnedDecoder(Attack):
+class LearnedDecoder(LearnedInversion):
     """A decoder fitted on a colluder's own (embedding, input) pairs reads a client's test
     embeddings back as inputs."""
 
     summary = ("FedGraph: a ridge or MLP decoder fitted on a colluder's own (embedding, input) "
                "pairs, its capacity chosen on held-out pairs, turns a client's test embeddings "
                "back into inputs.")
-    paper = PAPER
-    default_scorer = "pixel-recovery"
-    budget_params = ("epochs", "patience")
-    needs_any_tags = frozenset({tags.TEST_EMBEDDINGS})
 
     @dataclass(frozen=True, kw_only=True)
     class Params(DecoderTraining):
@@ -73,35 +57,25 @@ class LearnedDecoder(Attack):
         folds: Annotated[int, Int(min=2)] = 5
         """Cross-validation folds choosing the ridge penalty (ridge)."""
 
-    def not_applicable(self, view: View) -> str | None:
-        return super().not_applicable(view) or no_pairs_reason(view)
-
     def run(self, view: View) -> Reconstruction:
         p = self.params
         estimates, baseline, chosen = {}, {}, {}
         records = []
-        with nn.deterministic(p.seed):
-            for i, name in enumerate(colluders_with_pairs(view)):
-                held = view.own(name)
-                g = extractor_from(held, WEIGHTS, LAYOUT)
-                aux = np.asarray(held[AUXILIARY], dtype=np.float64)
-                pairs = embed(g, aux)
+        seed = self.seed_for(view)
+        with nn.deterministic(seed):
+            for i, own in enumerate(own_pairs(view, p.max_rows)):
                 if p.decoder == "ridge":
-                    model = fit_ridge(pairs, aux, folds=p.folds, seed=p.seed + i)
+                    model = fit_ridge(own.embeddings, own.inputs, folds=p.folds, seed=seed + i)
                     records.append(CLOSED_FORM)
                 else:
-                    model = fit_mlp(pairs, aux, hidden=p.hidden, epochs=p.epochs, lr=p.lr,
-                                    batch_size=p.batch_size, validation=p.validation,
-                                    patience=p.patience, seed=p.seed + i)
+                    model = fit_mlp(own.embeddings, own.inputs, hidden=p.hidden,
+                                    epochs=p.epochs, lr=p.lr, batch_size=p.batch_size,
+                                    validation=p.validation, patience=p.patience,
+                                    seed=seed + i)
                     records.append(early_stop_judged(list(model.validation), epochs=p.epochs,
                                                      patience=p.patience))
-                sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
-                assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
-                key = value_key(name, tags.TEST_INPUTS)
-                estimates[key] = decode(model, sent[:p.max_rows])
-                baseline[key] = np.repeat(aux.mean(axis=0, keepdims=True),
-                                          len(estimates[key]), axis=0)
-                chosen[name] = model.chosen
+                estimates[own.key], baseline[own.key] = decode(model, own.sent), own.baseline()
+                chosen[own.member] = model.chosen
         return Reconstruction(
             attack=self.name, threat=str(view.threat), estimates=estimates, baseline=baseline,
             info={"decoder": p.decoder, "chosen": chosen,

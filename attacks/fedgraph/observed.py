@@ -5,12 +5,14 @@ Shared by the attacks on FedGraph; they read only the View.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedsec.private_store import held_value
+from fedsec.attacks.fedgraph.inversion import embed, extractor_from
+from fedsec.private_store import held_value, value_key
 from fedsec.protocols.fedgraph import tags
 from fedsec.view import View
 
@@ -75,3 +77,35 @@ def no_pairs_reason(view: View) -> str | None:
     return (f"{view.threat} holds no client's extractor and training inputs (the pairs to fit) "
             "together with its test embeddings: join the server with a colluding client (for "
             "example 'server,party1')")
+
+
+@dataclass(frozen=True)
+class OwnPairs:
+    """A colluder's own (embedding, input) pairs, to fit a decoder on, and the test embeddings
+    it sent, to read back as inputs."""
+
+    member: str
+    embeddings: np.ndarray
+    inputs: np.ndarray
+    sent: np.ndarray
+
+    @property
+    def key(self) -> str:
+        """The truth key of the member's test inputs, which decoding ``sent`` estimates."""
+        return value_key(self.member, tags.TEST_INPUTS)
+
+    def baseline(self) -> np.ndarray:
+        """The guess without the attack: the mean of the pairs' inputs for every test row."""
+        return np.repeat(self.inputs.mean(axis=0, keepdims=True), len(self.sent), axis=0)
+
+
+def own_pairs(view: View, max_rows: int) -> Iterator[OwnPairs]:
+    """Each of :func:`colluders_with_pairs` in turn: its training inputs through its own
+    extractor, and the first ``max_rows`` test embeddings it sent."""
+    for name in colluders_with_pairs(view):
+        held = view.own(name)
+        inputs = np.asarray(held[AUXILIARY], dtype=np.float64)
+        embeddings = embed(extractor_from(held, WEIGHTS, LAYOUT), inputs)
+        sent = sent_matrix(view, tags.TEST_EMBEDDINGS, name)
+        assert sent is not None  # colluders_with_pairs keeps senders of test embeddings
+        yield OwnPairs(name, embeddings, inputs, sent[:max_rows])

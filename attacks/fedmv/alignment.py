@@ -19,14 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
+from fedsec.attacks.fedmv.family import FedMVAttack
 from fedsec.attacks.fedmv.subspace import SubspaceAccumulation
 from fedsec.declare import Declared, owner_of
 from fedsec.errors import ValidationError
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key
 from fedsec.protocols.fedmv import tags
-from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.scoring.subspace import align_known_rows
 from fedsec.validation import param_error
@@ -83,19 +82,18 @@ class RecordsParams(Declared):
 
 
 @register("attack", "known-record-alignment")
-class KnownRecordAlignment(Attack):
+class KnownRecordAlignment(FedMVAttack):
     """Every row of a view from its recovered column space and a few records the adversary
     knows."""
 
     summary = ("V-FedMV: the column space of view k (stacked X_k W_k) aligned to m known rows "
                "gives every row of X_k; exact once m >= rank.")
-    paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
     closed_form = True
     Params = RecordsParams
 
-    def not_applicable(self, view: View) -> str | None:
-        return SubspaceAccumulation().not_applicable(view)
+    def unmet(self, view: View) -> str | None:
+        return SubspaceAccumulation().unmet(view)
 
     def run(self, view: View) -> Reconstruction:
         known = load_records(self.params.records)

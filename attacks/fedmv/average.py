@@ -17,23 +17,22 @@ from typing import Annotated
 
 import numpy as np
 
+from fedsec.attacks.fedmv.family import FedMVAttack
 from fedsec.declare import Declared, Int
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import truth_key
 from fedsec.protocols.fedmv import tags
-from fedsec.protocols.fedmv.setup import PAPER, SERVER
+from fedsec.protocols.fedmv.setup import SERVER
 from fedsec.registry import register
 from fedsec.view import View
 
 
 @register("attack", "average-difference")
-class AverageDifference(Attack):
+class AverageDifference(FedMVAttack):
     """All clients but one, with the broadcast average: the remaining client's weights."""
 
     summary = ("H-FedMV: a coalition of every client but one subtracts its own weighted "
                "weights from the broadcast average and reads the last client's W.")
-    paper = PAPER
     needs_tags = frozenset({tags.GLOBAL_WEIGHTS, tags.LOCAL_WEIGHTS})
     closed_form = True
 
@@ -48,12 +47,11 @@ class AverageDifference(Attack):
         missing = [c for c in clients if c not in view.knowledge]
         return missing[0] if len(missing) == 1 else None
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is None and self._target(view) is None:
+    def unmet(self, view: View) -> str | None:
+        if self._target(view) is None:
             return (f"{view.threat} is not every client but one: the average mixes two or more "
                     "unknown contributions")
-        return reason
+        return None
 
     def run(self, view: View) -> Reconstruction:
         target = self._target(view)

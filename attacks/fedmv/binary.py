@@ -15,13 +15,12 @@ from typing import Annotated
 
 import numpy as np
 
+from fedsec.attacks.fedmv.family import FedMVAttack
 from fedsec.attacks.fedmv.subspace import SubspaceAccumulation
 from fedsec.convergence import Convergence, combine, thin
 from fedsec.declare import Declared, Float, Int
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.protocols.fedmv import tags
-from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
@@ -100,12 +99,11 @@ def search_binary(Q: np.ndarray, *, tol: float, restarts: int, steps: int,
 
 
 @register("attack", "binary-columns")
-class BinaryColumns(Attack):
+class BinaryColumns(FedMVAttack):
     """The 0/1 columns of each view from the server's recovered column spaces, no row known."""
 
     summary = ("V-FedMV: the 0/1 (one-hot, yes/no) columns of each view found in its recovered "
                "column space by alternating projections, without known rows.")
-    paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
     default_scorer = "binary-columns"
     starts_params = ("restarts",)
@@ -119,8 +117,8 @@ class BinaryColumns(Attack):
         """Random combinations tried as starts of the alternating projections, besides each row's
         projection."""
 
-    def not_applicable(self, view: View) -> str | None:
-        return SubspaceAccumulation().not_applicable(view)
+    def unmet(self, view: View) -> str | None:
+        return SubspaceAccumulation().unmet(view)
 
     def run(self, view: View) -> Reconstruction:
         spans = SubspaceAccumulation().run(view)

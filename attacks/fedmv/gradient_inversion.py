@@ -44,7 +44,13 @@ from fedsec.attacks.fedmv.inversion_params import (
     check_box,
 )
 from fedsec.attacks.fedmv.update_inversion import counted_labels, reconstruct
-from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
+from fedsec.attacks.fedmv.updates import (
+    Target,
+    broadcast_meta,
+    no_update_reason,
+    read_targets,
+    view_spans,
+)
 from fedsec.attacks.inversion.dummy import Inversion
 from fedsec.attacks.inversion.maths import idlg_label, invert_gradient
 from fedsec.declare import Bool
@@ -107,20 +113,16 @@ class _GradientAttack(Attack):
     starts_params = ("restarts",)
 
     def _meta(self, view: View) -> dict[str, Any]:
-        return dict(next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta)
+        return broadcast_meta(view)
 
     def _targets(self, view: View) -> list[Target]:
         p: Any = self.params
         return read_targets(view, p.round, clients=p.clients, other_rows=p.other_rows)
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
+    def unmet(self, view: View) -> str | None:
         targets = self._targets(view)
         if not targets:
-            return (f"{view.threat} reads no client's update in round {self.params.round}: it "
-                    "opens no update and is not every client but one")
+            return no_update_reason(view, self.params.round)
         local = LocalTraining.from_meta(self._meta(view)[tags.LOCAL_TRAINING])
         for target in targets:
             why = one_step(local, target.rows)
@@ -136,6 +138,7 @@ class _GradientAttack(Attack):
         p: Any = self.params
         meta = self._meta(view)
         lr = LocalTraining.from_meta(meta[tags.LOCAL_TRAINING]).lr
+        seed = self.seed_for(view)
 
         def invert(target: Target, i: int, labels: np.ndarray | None, n: int) -> Inversion:
             model, grads = view_gradient(meta, i, target, lr)
@@ -143,7 +146,7 @@ class _GradientAttack(Attack):
             T = int(meta[tags.SEQUENCES][i]["length"])
             return invert_gradient(
                 model, grads, input_shape=(T, spec.inputs), n_samples=n,
-                n_classes=spec.classes, labels=labels, seed=p.seed + i,
+                n_classes=spec.classes, labels=labels, seed=seed + i,
                 on_step=lambda s: self.report_progress(
                     s, p.steps * p.restarts, "step", label=f"{self.name} of view {i + 1}"),
                 **self._options())

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 from fedsec.declare import Choice, Declared, Float, Int, owner_of
 from fedsec.errors import ValidationError
+from fedsec.interfaces import AttackSeed
 
 Steps = Annotated[int, Int(min=1)]
 """Optimisation steps of each start."""
@@ -35,8 +36,8 @@ Rate = Annotated[float, Float(min=0.0)]
 """A learning rate; 0: the method's own."""
 Weight = Annotated[float, Float(min=0.0)]
 """The weight of a prior in the objective; 0: none."""
-Seed = Annotated[int, Int(min=0)]
-"""Seed of the random starts."""
+Seed = AttackSeed
+"""Seed of the random starts; None: the run's public seed (0 when unknown)."""
 Labels = Annotated[str, Choice("counts", "joint")]
 """counts: read from the output-bias update; joint: soft labels fitted with the inputs."""
 
@@ -83,5 +84,6 @@ class UpdateInversion(UpdateRead):
     """Learning rate of the inversion; 0: the method's own."""
     max_samples: Annotated[int, Int(min=1)] = 64
     """Dummy sequences fitted at most; a client holding more is modelled by that many."""
-    seed: Seed = 0
-    """Seed of the random starts (each view adds its index)."""
+    seed: Seed = None
+    """Seed of the random starts (each view adds its index); None: the run's public seed (0
+    when unknown)."""

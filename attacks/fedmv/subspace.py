@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.interfaces import Attack
+from fedsec.attacks.fedmv.family import FedMVAttack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
 from fedsec.protocols.fedmv import maths, tags
-from fedsec.protocols.fedmv.setup import PAPER, SERVER
+from fedsec.protocols.fedmv.setup import SERVER
 from fedsec.registry import register
 from fedsec.scoring.subspace import RANK_TOL
 from fedsec.view import View
@@ -119,22 +119,20 @@ def replay(view: View, me: str, received: dict[int, np.ndarray],
 
 
 @register("attack", "subspace-accumulation")
-class SubspaceAccumulation(Attack):
+class SubspaceAccumulation(FedMVAttack):
     """The server stacks ``X_k W_k`` over rounds: the column space of each view."""
 
     summary = ("V-FedMV's server computes (1+zeta_k) Z_k - zeta_k Z = X_k W_k every round; the "
                "stacked images span the column space of view k.")
-    paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
     closed_form = True
     default_scorer = "column-space"
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is None and not estimates_by_round(view, tags.VIEW_ESTIMATE):
+    def unmet(self, view: View) -> str | None:
+        if not estimates_by_round(view, tags.VIEW_ESTIMATE):
             return (f"{view.threat} cannot read any client's view estimate (the backend "
                     "protects them; only their sum is opened)")
-        return reason
+        return None
 
     def run(self, view: View) -> Reconstruction:
         estimates: dict[str, np.ndarray] = {}
@@ -156,21 +154,19 @@ class SubspaceAccumulation(Attack):
 
 
 @register("attack", "curious-client")
-class CuriousClient(Attack):
+class CuriousClient(FedMVAttack):
     """The label-holding client reads a linear image of the other views every round."""
 
     summary = ("V-FedMV's client holding Y subtracts its own Z_j and eta Y from each consensus: "
                "sum over the other views of a_k X_k W_k, their joint column space.")
-    paper = PAPER
     needs_tags = frozenset({tags.CONSENSUS, tags.VIEW_ESTIMATE})
     closed_form = True
     default_scorer = "column-space"
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is None and self._holder(view) is None:
+    def unmet(self, view: View) -> str | None:
+        if self._holder(view) is None:
             return f"{view.threat} holds no labels: it is not the client that holds Y"
-        return reason
+        return None
 
     @staticmethod
     def _holder(view: View) -> str | None:

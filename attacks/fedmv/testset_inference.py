@@ -16,12 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from fedsec.attacks.fedmv.alignment import KnownRecordAlignment, RecordsParams
+from fedsec.attacks.fedmv.family import FedMVAttack
 from fedsec.attacks.fedmv.subspace import consensus_by_round, estimates_by_round
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key, truth_key
 from fedsec.protocols.fedmv import tags
-from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
@@ -42,22 +41,20 @@ def solve_rows(images: np.ndarray, W: np.ndarray, prior: np.ndarray) -> np.ndarr
 
 
 @register("attack", "test-inference")
-class TestInference(Attack):
+class TestInference(FedMVAttack):
     """Every test row of a view from the test phase's first images, once ``W_k`` is known."""
 
     summary = ("V-FedMV test phase: X_k^test W_k read by the server; with W_k (from aligned "
                "training rows) each test row solves x W_k = p (exact when d_k <= C).")
-    paper = PAPER
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS, tags.TEST_ESTIMATE})
     closed_form = True
     __test__ = False  # a class named Test* is not a pytest test
     Params = RecordsParams
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is None and not estimates_by_round(view, tags.TEST_ESTIMATE):
+    def unmet(self, view: View) -> str | None:
+        if not estimates_by_round(view, tags.TEST_ESTIMATE):
             return f"{view.threat} cannot read any client's test-phase estimate"
-        return reason or KnownRecordAlignment(records=self.params.records).not_applicable(view)
+        return KnownRecordAlignment(records=self.params.records).not_applicable(view)
 
     def run(self, view: View) -> Reconstruction:
         aligned = KnownRecordAlignment(records=self.params.records).run(view)

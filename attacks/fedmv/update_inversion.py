@@ -34,9 +34,16 @@ from typing import Annotated, Any
 
 import numpy as np
 
+from fedsec.attacks.fedmv.family import FedMVAttack
 from fedsec.attacks.fedmv.inversion_params import Labels, Rate, Seed, UpdateInversion, Weight
 from fedsec.attacks.fedmv.update_labels import combine_counts, read_counts
-from fedsec.attacks.fedmv.updates import Target, read_targets, view_spans
+from fedsec.attacks.fedmv.updates import (
+    Target,
+    broadcast_meta,
+    no_update_reason,
+    read_targets,
+    view_spans,
+)
 from fedsec.attacks.inversion.dummy import Inversion
 from fedsec.attacks.inversion.fedavg import LocalTraining, invert_fedavg
 from fedsec.convergence import combine
@@ -46,7 +53,6 @@ from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import value_key
 from fedsec.protocols.fedmv import extractor, tags
-from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
@@ -86,7 +92,7 @@ def reconstruct(attack: Attack, view: View, targets: list[Target], invert: Inver
     each target's reading and ``convergence`` (:func:`fedsec.convergence.combine` of every
     view's run).
     """
-    meta = next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta
+    meta = broadcast_meta(view)
     estimates: dict[str, np.ndarray] = {}
     info: dict[str, Any] = {"targets": {}, "layouts": {}}
     records = []
@@ -114,12 +120,11 @@ def reconstruct(attack: Attack, view: View, targets: list[Target], invert: Inver
 
 
 @register("attack", "fedavg-inversion")
-class FedAvgInversion(Attack):
+class FedAvgInversion(FedMVAttack):
     """Gradient inversion of a client's FedAvg update (the server, or all clients but one)."""
 
     summary = ("S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit "
                "them to the weights it returned (Dimitrov et al.'s FedAvg inversion).")
-    paper = PAPER
     default_scorer = "sequence-match"
     needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
     budget_params = ("steps",)
@@ -140,15 +145,14 @@ class FedAvgInversion(Attack):
         labels: Labels = "counts"
         """counts: labels read from each view's output-bias update (when readable); joint: soft
         labels optimised with the inputs."""
-        seed: Seed = 0
-        """Seed of the dummy sequences' starting point (each view adds its index)."""
+        seed: Seed = None
+        """Seed of the dummy sequences' starting point (each view adds its index); None: the
+        run's public seed (0 when unknown)."""
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is None and not self._targets(view):
-            return (f"{view.threat} reads no client's update in round {self.params.round}: it "
-                    "opens no update and is not every client but one")
-        return reason
+    def unmet(self, view: View) -> str | None:
+        if not self._targets(view):
+            return no_update_reason(view, self.params.round)
+        return None
 
     def _targets(self, view: View) -> list[Target]:
         return read_targets(view, self.params.round, clients=self.params.clients,
@@ -156,17 +160,19 @@ class FedAvgInversion(Attack):
 
     def run(self, view: View) -> Reconstruction:
         p = self.params
-        meta = dict(next(m for m in view.select(tag=tags.EXTRACTOR_GLOBAL)).meta)
+        meta = broadcast_meta(view)
+        seed = self.seed_for(view)
         return reconstruct(
             self, view, self._targets(view),
-            lambda target, i, labels, n: self._invert_view(meta, i, target, labels, n),
+            lambda target, i, labels, n: self._invert_view(meta, i, target, labels, n, seed),
             labels=lambda target, n: (counted_labels(meta, target, n)
                                       if p.labels == "counts" else None),
             max_samples=p.max_samples)
 
     def _invert_view(self, meta: dict[str, Any], i: int, target: Target,
-                     labels: np.ndarray | None, n: int) -> Inversion:
-        """View ``i``'s ``n`` dummy sequences fitted to the target's update."""
+                     labels: np.ndarray | None, n: int, seed: int) -> Inversion:
+        """View ``i``'s ``n`` dummy sequences fitted to the target's update, from the starts
+        ``seed`` draws (plus ``i``)."""
         p = self.params
         span = view_spans(meta)[i][1]
         spec = extractor.ExtractorSpec.from_meta(meta[tags.EXTRACTORS][i])
@@ -178,6 +184,6 @@ class FedAvgInversion(Attack):
             input_shape=(T, spec.inputs), n_classes=spec.classes, method=p.method,
             labels=labels, steps=p.steps, lr=p.lr or None, tv_weight=p.tv_weight,
             tv_axes=(1,) if p.tv_weight else (), restarts=p.restarts,
-            epoch_prior=p.epoch_prior, seed=p.seed + i,
+            epoch_prior=p.epoch_prior, seed=seed + i,
             on_step=lambda s: self.report_progress(s, total, "step",
                                                    label=f"{self.name} of view {i + 1}"))

@@ -25,19 +25,25 @@ from typing import Annotated, Any
 
 import numpy as np
 
+from fedsec.attacks.fedmv.family import FedMVAttack
 from fedsec.attacks.fedmv.inversion_params import UpdateRead
-from fedsec.attacks.fedmv.updates import Target, read_targets, view_slices, view_spans
+from fedsec.attacks.fedmv.updates import (
+    Target,
+    broadcast_meta,
+    no_update_reason,
+    read_targets,
+    view_slices,
+    view_spans,
+)
 from fedsec.attacks.inversion.labels import (
     label_counts_from_bias_update,
     mean_prediction,
 )
 from fedsec.declare import Int
-from fedsec.interfaces import Attack
 from fedsec.nn import LocalTraining
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import value_key
 from fedsec.protocols.fedmv import extractor, tags
-from fedsec.protocols.fedmv.setup import PAPER
 from fedsec.registry import register
 from fedsec.view import View
 
@@ -116,12 +122,11 @@ def combine_counts(per_view: list[np.ndarray], n: int) -> np.ndarray:
 
 
 @register("attack", "update-labels")
-class UpdateLabels(Attack):
+class UpdateLabels(FedMVAttack):
     """The label counts of a client's local set from its FedAvg update's output bias."""
 
     summary = ("S-FedMV: the classes a client trained on, from the output-bias update of its "
                "FedAvg weights (iDLG for one sample; counts under SGD).")
-    paper = PAPER
     default_scorer = "label-counts"
     needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
     closed_form = True
@@ -136,18 +141,13 @@ class UpdateLabels(Attack):
                                other_rows=self.params.other_rows)
         if not targets:
             return [], None
-        meta = next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta
-        local = LocalTraining.from_meta(meta[tags.LOCAL_TRAINING])
+        local = LocalTraining.from_meta(broadcast_meta(view)[tags.LOCAL_TRAINING])
         return [t for t in targets if t.rows == 1 or local.optimizer == "sgd"], local
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
+    def unmet(self, view: View) -> str | None:
         targets, local = self._readable(view)
         if local is None:
-            return (f"{view.threat} reads no client's update in round {self.params.round}: it "
-                    "opens no update and is not every client but one")
+            return no_update_reason(view, self.params.round)
         if not targets:
             return (f"the clients train with {local.optimizer} on several samples: the output "
                     "bias update does not give their label counts")
@@ -156,7 +156,7 @@ class UpdateLabels(Attack):
     def run(self, view: View) -> Reconstruction:
         targets, local = self._readable(view)
         assert local is not None
-        meta = dict(next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta)
+        meta = broadcast_meta(view)
         estimates: dict[str, np.ndarray] = {}
         info: dict[str, Any] = {"targets": {}}
         for target in targets:

@@ -35,6 +35,19 @@ class Target:
     how: str
 
 
+def broadcast_meta(view: View) -> dict[str, Any]:
+    """The metadata of the first global weights ``view`` observed: the extractors, the views'
+    layout and the clients' local training, the same every round."""
+    return dict(next(iter(view.select(tag=tags.EXTRACTOR_GLOBAL))).meta)
+
+
+def no_update_reason(view: View, at_round: int) -> str:
+    """Why an attack on the updates cannot run on ``view``: it reads no update of round
+    ``at_round`` (:func:`read_targets` finds none)."""
+    return (f"{view.threat} reads no client's update in round {at_round}: it opens no update "
+            "and is not every client but one")
+
+
 def read_targets(view: View, at_round: int, *, clients: int = 1,
                  other_rows: int = 0) -> list[Target]:
     """The updates of round ``at_round`` ``view`` reads (at most ``clients``), or differences out.

@@ -217,16 +217,14 @@ class FlowerGradientInversion(Attack):
         """The FedSGD round whose updates are inverted (1 is the first)."""
         max_samples: Annotated[int, Int(min=1)] = 64
         """Rows fitted at most per client; a client holding more is modelled by that many."""
-        seed: Seed = 0
-        """Seed of the random starts (each client adds its position)."""
+        seed: Seed = None
+        """Seed of the random starts (each client adds its position); None: the run's public
+        seed (0 when unknown)."""
 
         def __post_init__(self) -> None:
             check_box(self)
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
+    def unmet(self, view: View) -> str | None:
         targets, refused = read_targets(view, self.params.round)
         if not targets:
             why = "; ".join(refused) or "it observed no train reply of another party"
@@ -237,6 +235,7 @@ class FlowerGradientInversion(Attack):
         p = self.params
         targets, refused = read_targets(view, p.round)
         box = None if math.isinf(p.low) and math.isinf(p.high) else (p.low, p.high)
+        seed = self.seed_for(view)
         estimates, baseline, described, records = {}, {}, {}, []
         for position, target in enumerate(targets):
             n = min(target.rows, p.max_samples)
@@ -251,7 +250,7 @@ class FlowerGradientInversion(Attack):
                 start = read.reshape(1, flat)
                 if box is not None:
                     start = np.clip(start, *box)
-            result = self._invert(target, labels, n, box, start, p.seed + position)
+            result = self._invert(target, labels, n, box, start, seed + position)
             estimates[key] = result.inputs.reshape(n, -1)
             records.append(result.convergence)
             described[target.client] = {

@@ -177,10 +177,7 @@ class FlowerSecAggCoalition(Attack):
     closed_form = True
     produces = "values"
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is not None:
-            return reason
+    def unmet(self, view: View) -> str | None:
         rounds = secagg_rounds(view)
         if not rounds:
             return (f"{view.threat} observed no SecAgg+ stage: the run did not use Flower's "

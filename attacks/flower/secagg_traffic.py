@@ -66,6 +66,16 @@ def _configs(message: FlowerMessage) -> Mapping[str, Any]:
     return (message.meta.get(tags.CONFIGS) or {}).get(tags.SECAGG_CONFIGS, {})
 
 
+def _client_of(rounds: dict[int, SecAggRound], message: FlowerMessage,
+               party: str) -> tuple[SecAggRound, int]:
+    """The round of ``rounds`` that ``message`` belongs to (added when new) and the client node
+    it names, recorded as ``party``."""
+    r = rounds.setdefault(int(message.head.round), SecAggRound(int(message.head.round)))
+    node = int(message.meta[tags.NODE_ID])
+    r.parties[node] = party
+    return r, node
+
+
 def secagg_rounds(view: View) -> dict[int, SecAggRound]:
     """Every SecAgg+ round the view observed any stage of, by round."""
     rounds: dict[int, SecAggRound] = {}
@@ -74,9 +84,7 @@ def secagg_rounds(view: View) -> dict[int, SecAggRound]:
         stage = m.meta.get(tags.SECAGG_STAGE)
         if stage is None:
             continue
-        r = rounds.setdefault(int(m.head.round), SecAggRound(int(m.head.round)))
-        node = int(m.meta[tags.NODE_ID])
-        r.parties[node] = m.head.receiver
+        r, node = _client_of(rounds, m, m.head.receiver)
         configs = _configs(m)
         if stage == tags.SETUP:
             r.settings = {k: v for k, v in configs.items() if k != tags.SECAGG_STAGE_ENTRY}
@@ -95,9 +103,7 @@ def secagg_rounds(view: View) -> dict[int, SecAggRound]:
         stage = m.meta.get(tags.SECAGG_STAGE)
         if stage is None or tags.ERROR in m.meta:
             continue
-        r = rounds.setdefault(int(m.head.round), SecAggRound(int(m.head.round)))
-        node = int(m.meta[tags.NODE_ID])
-        r.parties[node] = m.head.sender
+        r, node = _client_of(rounds, m, m.head.sender)
         configs = _configs(m)
         if stage == tags.SETUP:
             r.public_keys[node] = (_bytes(configs[PK1]), _bytes(configs[PK2]))

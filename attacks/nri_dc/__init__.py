@@ -1,5 +1,5 @@
 """Attacks on NRI-DC: pseudoinverse reconstruction of the workers' shared rows."""
 
-from fedsec.attacks.nri_dc import pinv_reconstruction
+from fedsec.attacks.nri_dc import pinv_reconstruction, worker_view
 
-__all__ = ["pinv_reconstruction"]
+__all__ = ["pinv_reconstruction", "worker_view"]

@@ -124,12 +124,11 @@ class PinvReconstruction(Attack):
     closed_form = True
     default_scorer = "matched-rows"
 
-    def not_applicable(self, view: View) -> str | None:
-        reason = super().not_applicable(view)
-        if reason is None and not (shared_by(view, tags.INTERMEDIATE)
-                                   and shared_by(view, tags.ANCHOR_REPRESENTATION)):
+    def unmet(self, view: View) -> str | None:
+        if not (shared_by(view, tags.INTERMEDIATE)
+                and shared_by(view, tags.ANCHOR_REPRESENTATION)):
             return f"{view.threat} cannot read any intermediate or anchor representation"
-        return reason
+        return None
 
     def run(self, view: View) -> Reconstruction:
         anchor = observed_anchor(view)

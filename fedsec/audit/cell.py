@@ -106,7 +106,7 @@ def _attack(name: str, threat: str, spec_attack: AttackSpec, result: RunResult,
                              "params": dict(spec_attack.params)}
     started = time.perf_counter()
     try:
-        view = build_view(result.transcript, threat, result.private)
+        view = build_view(result.transcript, threat, result.private, run_seed=result.record.seed)
         attack = registry.create("attack", spec_attack.name, dict(spec_attack.params),
                                  search=search)
         reason = attack.not_applicable(view)

@@ -7,6 +7,7 @@ the parser is built without them (see :mod:`fedsec.cli.main`).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -57,7 +58,7 @@ def handle(args: argparse.Namespace) -> int:
     if beside.is_file() and head:
         check_same_run(beside, head)
     private = load_private(beside) if beside.is_file() else None
-    view = build_view(transcript, args.threat, private)
+    view = build_view(transcript, args.threat, private, run_seed=_run_seed(path, head))
     attack = registry.create("attack", args.attack,
                              parse_assignments(args.params, what="Attack parameter"))
     attack.check(view)
@@ -82,6 +83,7 @@ def handle(args: argparse.Namespace) -> int:
     outcome: dict[str, Any] = {
         "transcript": str(path), "integrity": report.to_dict(), "attack": attack.describe(),
         "threat": str(view.threat), "knowledge_loaded": private is not None,
+        "run_seed": view.run_seed,
         "messages_observed": len(view.messages),
         "reconstruction": reconstruction.to_dict(redact=True),
         "convergence": of_attack(reconstruction.info, type(attack).closed_form),
@@ -135,6 +137,24 @@ def _read_checked(path: Path, verify_key: str | None) -> tuple[Any, Any]:
     if not report.ok:
         print(f"fedsec: warning: {report.summary()}; attacking the readable part", file=sys.stderr)
     return transcript, report
+
+
+def _run_seed(path: Path, head: str) -> int | None:
+    """The run's public seed, as ``result.json`` beside the transcript records it; None when
+    there is none, or when it records another run (another chain head than ``head``)."""
+    from fedsec.results import RESULT_FILE
+
+    result = path.parent / RESULT_FILE
+    if not result.is_file():
+        return None
+    try:
+        recorded = json.loads(result.read_text(encoding="utf-8"))
+        seed, recorded_head = recorded["seed"], recorded["transcript"]["head"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    if head and recorded_head != head:
+        return None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def _check_scorer(attack: Any, scorer: Any) -> None:

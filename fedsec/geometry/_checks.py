@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fedsec.convergence import Convergence
+from fedsec.convergence import Convergence, judge
 from fedsec.errors import DataError
 from fedsec.validation import check_float, check_int, param_error
 
@@ -123,6 +123,15 @@ def history_of(progress: Progress | None) -> list[float]:
     return progress.history if isinstance(progress, Tracker) else []
 
 
+def report(on_convergence: Report | None, progress: Progress | None, *, budget: int,
+           floor: float, stopped_early: bool, stationary: bool = False) -> None:
+    """Give ``on_convergence`` (when there is one) the verdict of
+    :func:`~fedsec.convergence.judge` on the history a :func:`tracked` ``progress`` kept."""
+    if on_convergence is not None:
+        on_convergence(judge(history_of(progress), budget=budget, floor=floor,
+                             stopped_early=stopped_early, stationary=stationary))
+
+
 def check_loop(max_iter: Any, tol: Any, *, owner: str) -> tuple[int, float]:
     """The iteration budget (an int >= 1) and stopping tolerance (a float >= 0)."""
     return (check_int(max_iter, owner=owner, name="max_iter", min_value=1),
@@ -192,15 +201,17 @@ class CompleterInputs(NamedTuple):
     max_iter: int
     tol: float
     progress: Progress | None
+    on_convergence: Report | None
 
 
 def completer_inputs(D: Any, mask: Any, dim: Any, rng: Any, max_iter: Any, tol: Any,
-                     progress: Any, *, owner: str) -> CompleterInputs:
+                     progress: Any, on_convergence: Any, *, owner: str) -> CompleterInputs:
     """The completion problem (:func:`completion_problem`) and the loop's arguments, checked."""
     values, known, dim = completion_problem(D, mask, dim, owner=owner)
     return CompleterInputs(values, known, dim, check_rng(rng, owner=owner),
                            *check_loop(max_iter, tol, owner=owner),
-                           check_progress(progress, owner=owner))
+                           check_progress(progress, owner=owner),
+                           check_report(on_convergence, owner=owner))
 
 
 def finish_edm(D: np.ndarray) -> np.ndarray:

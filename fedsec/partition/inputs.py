@@ -81,13 +81,19 @@ def check_groups(feature_groups: Any) -> tuple[tuple[str, np.ndarray], ...]:
     return tuple(groups)
 
 
-def _check_labels(y: Any, n_samples: int) -> np.ndarray:
-    array = np.asarray(y)
+def _one_per_row(value: Any, n_samples: int, *, name: str, what: str) -> np.ndarray:
+    """``value`` as a one-dimensional array of ``n_samples`` entries (``what``), or refused."""
+    array = np.asarray(value)
     if array.ndim != 1 or len(array) != n_samples:
         raise PartitionError(
-            f"y must be a one-dimensional array of {n_samples} class codes, one per row. "
+            f"{name} must be a one-dimensional array of {n_samples} {what}, one per row. "
             f"Got shape {array.shape}."
         )
+    return array
+
+
+def _check_labels(y: Any, n_samples: int) -> np.ndarray:
+    array = _one_per_row(y, n_samples, name="y", what="class codes")
     if array.dtype.kind == "f" and not (
         np.isfinite(array).all() and (array == np.round(array)).all()
     ):
@@ -101,12 +107,7 @@ def _check_labels(y: Any, n_samples: int) -> np.ndarray:
 
 
 def _check_sites(cohorts: Any, n_samples: int) -> np.ndarray:
-    array = np.asarray(cohorts)
-    if array.ndim != 1 or len(array) != n_samples:
-        raise PartitionError(
-            f"cohorts must be a one-dimensional array of {n_samples} site ids, one per row. "
-            f"Got shape {array.shape}."
-        )
+    array = _one_per_row(cohorts, n_samples, name="cohorts", what="site ids")
     if array.dtype.kind not in "biufUS" or (array.dtype.kind == "f" and np.isnan(array).any()):
         raise PartitionError(
             "cohorts must hold site ids (integers or strings) without missing values."

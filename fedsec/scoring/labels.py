@@ -17,9 +17,8 @@ import numpy as np
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import parse_truth_key
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth
+from fedsec.scoring.reconstruction import advantage, other_parties, scored_targets
 
 
 def distribution(labels: np.ndarray, n_classes: int) -> np.ndarray:
@@ -69,12 +68,9 @@ class LabelCounts(Scorer):
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
-        targets = sorted(reconstruction.estimates)
-        check_truth(targets, truth)
         per_target: dict[str, dict[str, float]] = {}
-        for key in targets:
-            path = parse_truth_key(key).path
-            others = [k for k in truth if k != key and parse_truth_key(k).path == path]
+        for key in scored_targets(reconstruction, truth):
+            others = other_parties(key, truth)
             true = np.asarray(truth[key]).astype(np.int64)
             estimate = np.asarray(reconstruction.estimates[key]).astype(np.int64)
             pool = [np.asarray(truth[k]).astype(np.int64) for k in others]

@@ -12,6 +12,7 @@ from fedsec.declare import Declared, Float
 from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
+from fedsec.private_store import parse_truth_key
 from fedsec.registry import register
 
 
@@ -52,6 +53,35 @@ def check_truth(keys: Iterable[str], truth: Mapping[str, Any]) -> None:
             f"The ground truth has no entry for {', '.join(missing)}; score with the private "
             "store of the run that produced the transcript."
         )
+
+
+def scored_targets(reconstruction: Reconstruction, truth: Mapping[str, Any]) -> list[str]:
+    """Every estimated target, sorted, each checked against the ground truth.
+
+    Examples
+    --------
+    >>> from fedsec.outcomes import Reconstruction
+    >>> rec = Reconstruction(attack="demo", threat="server",
+    ...                      estimates={"b/x": np.ones(1), "a/x": np.ones(1)}, baseline={})
+    >>> scored_targets(rec, {"a/x": 0, "b/x": 0})
+    ['a/x', 'b/x']
+    """
+    keys = sorted(reconstruction.estimates)
+    check_truth(keys, truth)
+    return keys
+
+
+def other_parties(key: str, truth: Mapping[str, Any]) -> list[str]:
+    """The keys of ``truth`` holding ``key``'s path for the other parties (what a baseline
+    guessing from the population draws on).
+
+    Examples
+    --------
+    >>> other_parties("party/a/y", {"party/a/y": 0, "party/b/y": 0, "party/b/X": 0})
+    ['party/b/y']
+    """
+    path = parse_truth_key(key).path
+    return [k for k in truth if k != key and parse_truth_key(k).path == path]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,7 +23,7 @@ from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key, truth_key
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth
+from fedsec.scoring.reconstruction import advantage, check_truth, other_parties
 from fedsec.scoring.reconstruction_match import match_reconstructions
 
 METRICS = ("mse", "correlation", "label_accuracy", "nearest_rate")
@@ -80,8 +80,7 @@ class SequenceMatch(Scorer):
         check_truth(targets, truth)
         per_target: dict[str, dict[str, float]] = {}
         for key in targets:
-            path = parse_truth_key(key).path
-            others = [k for k in truth if k != key and parse_truth_key(k).path == path]
+            others = other_parties(key, truth)
             pool_keys = [key, *others]
             y_key = _labels_key(key)
             estimate = view_blocks(np.asarray(reconstruction.estimates[key], dtype=float),

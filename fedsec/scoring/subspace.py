@@ -16,7 +16,7 @@ import numpy as np
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import EpsilonParams, advantage, check_truth
+from fedsec.scoring.reconstruction import EpsilonParams, advantage, scored_targets
 
 RANK_TOL = 1e-9
 
@@ -108,6 +108,31 @@ def random_basis(n_rows: int, rank: int, rng: np.random.Generator) -> np.ndarray
     return Q
 
 
+def column_space_metrics(estimate: Any, truth: Any) -> dict[str, float]:
+    """One target's figures for :class:`ColumnSpace`: ``estimate`` a basis, ``truth`` the block.
+
+    The ``baseline_`` figures are a random subspace of the estimated rank, seeded by the
+    block's shape.
+    """
+    X = np.asarray(truth, dtype=np.float64)
+    Q = basis(np.asarray(estimate, dtype=np.float64))
+    rng = np.random.default_rng(list(X.shape))
+    guess = random_basis(X.shape[0], Q.shape[1], rng)
+    U = basis(X)
+    entry = {
+        "captured": captured(Q, X), "largest_angle": largest_angle(Q, U),
+        "leverage_error": float(np.abs(leverage(Q) - leverage(U)).max()),
+        "baseline_leverage_error": float(np.abs(leverage(guess) - leverage(U)).max()),
+        "same_neighbours": same_neighbours(Q, U),
+        "baseline_same_neighbours": same_neighbours(guess, U),
+        "recovered_rank": float(Q.shape[1]),
+        "true_rank": float(U.shape[1]),
+        "baseline_captured": captured(guess, X),
+        "baseline_largest_angle": largest_angle(guess, U)}
+    entry["advantage"] = advantage(1.0 - entry["captured"], 1.0 - entry["baseline_captured"])
+    return entry
+
+
 @register("scorer", "column-space")
 class ColumnSpace(Scorer):
     """How much of each target's column space an estimated basis captures.
@@ -145,28 +170,8 @@ class ColumnSpace(Scorer):
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
-        keys = sorted(reconstruction.estimates)
-        check_truth(keys, truth)
-        per_target: dict[str, dict[str, float]] = {}
-        for key in keys:
-            X = np.asarray(truth[key], dtype=np.float64)
-            Q = basis(np.asarray(reconstruction.estimates[key], dtype=np.float64))
-            rng = np.random.default_rng(list(X.shape))
-            guess = random_basis(X.shape[0], Q.shape[1], rng)
-            U = basis(X)
-            per_target[key] = {
-                "captured": captured(Q, X), "largest_angle": largest_angle(Q, U),
-                "leverage_error": float(np.abs(leverage(Q) - leverage(U)).max()),
-                "baseline_leverage_error": float(np.abs(leverage(guess) - leverage(U)).max()),
-                "same_neighbours": same_neighbours(Q, U),
-                "baseline_same_neighbours": same_neighbours(guess, U),
-                "recovered_rank": float(Q.shape[1]),
-                "true_rank": float(U.shape[1]),
-                "baseline_captured": captured(guess, X),
-                "baseline_largest_angle": largest_angle(guess, U)}
-            entry = per_target[key]
-            entry["advantage"] = advantage(1.0 - entry["captured"],
-                                           1.0 - entry["baseline_captured"])
+        per_target = {key: column_space_metrics(reconstruction.estimates[key], truth[key])
+                      for key in scored_targets(reconstruction, truth)}
         values = list(per_target.values())
 
         def mean(name: str) -> float:
@@ -231,10 +236,8 @@ class BinaryColumnsScore(Scorer):
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
-        keys = sorted(reconstruction.estimates)
-        check_truth(keys, truth)
         per_target: dict[str, dict[str, float]] = {}
-        for key in keys:
+        for key in scored_targets(reconstruction, truth):
             X = np.asarray(truth[key], dtype=np.float64)
             n_binary = len(binary_columns(X))
             entry: dict[str, float] = {"binary_columns": float(n_binary)}

@@ -142,7 +142,8 @@ def _attack_run(cls: type[Attack], config: RunConfig, params: Mapping[str, Any] 
         members = set(ThreatModel.parse(threat).members)
         held = {key: value for key, value in result.private.items()
                 if parse_truth_key(key).party in members}
-        reconstruction = cls(**chosen).run(build_view(transcript, threat, result.private))
+        reconstruction = cls(**chosen).run(build_view(transcript, threat, result.private,
+                                                      run_seed=config.seed))
         assert set(reconstruction.estimates) <= truth_keys, (
             f"{cls.__name__}: estimates name keys absent from the ground truth: "
             f"{_named(set(reconstruction.estimates) - truth_keys)}")
@@ -153,7 +154,8 @@ def _attack_run(cls: type[Attack], config: RunConfig, params: Mapping[str, Any] 
         if adversary is None:
             del result, reconstruction  # the run's truth goes out of reach
             gc.collect()
-            _check_view_only(cls, chosen, build_view(transcript, threat, held), seen)
+            _check_view_only(cls, chosen, build_view(transcript, threat, held,
+                                                     run_seed=config.seed), seen)
     return _Attacked(threat, config.seed, seen, truth)
 
 
@@ -163,7 +165,9 @@ def _adversary(attack: Attack, result: RunResult, only: str | None) -> str | Non
     if only is not None and not set(ThreatModel.parse(only).members) <= set(parties):
         return None
     for threat in coalitions(parties) if only is None else (only,):
-        if attack.not_applicable(build_view(result.transcript, threat, result.private)) is None:
+        view = build_view(result.transcript, threat, result.private,
+                          run_seed=result.record.seed)
+        if attack.not_applicable(view) is None:
             return threat
     return None
 

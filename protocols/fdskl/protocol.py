@@ -344,11 +344,11 @@ class FDSKL(Protocol):
         for k, a in enumerate(active):
             feats = owned(0, p.n_features, k, stride, p.features_per_iteration)
             alpha[feats] = workers[a].alpha
-            workers[a].party.private["alphas"] = workers[a].alpha.copy()
-            workers[a].party.private["alpha_features"] = feats
+            workers[a].party.private[tags.PRIVATE_ALPHAS] = workers[a].alpha.copy()
+            workers[a].party.private[tags.PRIVATE_ALPHA_FEATURES] = feats
         for i, w in enumerate(workers.values()):
             w.party.private[tags.PRIVATE_OFFSETS] = w.offsets.copy()
-            w.party.private["phase_features"] = np.flatnonzero(holders == i)
+            w.party.private[tags.PRIVATE_PHASE_FEATURES] = np.flatnonzero(holders == i)
         d = sum(w.columns.size for w in workers.values())
         bank = rf.FeatureBank(plan.shared, d, kernel=p.kernel, width=width,
                               phase_material=plan.phases)

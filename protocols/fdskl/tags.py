@@ -69,6 +69,12 @@ SAMPLES = "samples"
 # -- what a worker keeps (its private store, under value/) -------------------------------------
 PRIVATE_OFFSETS = "offsets"
 """A worker's per-feature offsets, as the auditor's store keeps them."""
+PRIVATE_ALPHAS = "alphas"
+"""An active worker's final coefficients of its random features."""
+PRIVATE_ALPHA_FEATURES = "alpha_features"
+"""The indices of the random features those coefficients weigh."""
+PRIVATE_PHASE_FEATURES = "phase_features"
+"""The random features whose phase ``b_j`` the worker drew."""
 
 # -- key ids ---------------------------------------------------------------------------------
 SHARED_SEED_KEY = "dsg:shared-seed"

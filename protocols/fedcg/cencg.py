@@ -8,7 +8,7 @@ reach the same ``alpha`` from the same landmarks and starting point.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,11 +24,13 @@ from fedsec.protocols.fedcg.setup import (
     centralized_shared,
     check_landmarks,
     evaluate,
+    gram_truth,
 )
 from fedsec.registry import register
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
+    from fedsec.federation import Federation
 
 PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Least Squares "
          "Algorithm, 2024")
@@ -69,11 +71,31 @@ def reference_outcome(params: FedCGParams, train: Dataset, test: Dataset,
     shared = centralized_shared(params, train, seed)
     Y = krls.label_matrix(train.y, train.n_classes)
     result, _ = solve(params, shared, train.X, Y)
+    return cg_outcome(shared, result, test)
+
+
+def cg_outcome(shared: Shared, result: krls.CGResult, test: Dataset,
+               truth: Mapping[str, np.ndarray] | None = None) -> Outcome:
+    """The model CG trained, its test metrics (with the epochs and whether CG converged), its
+    ``alpha`` and test scores, and any extra ground ``truth``."""
     model = krls_model(shared.W, shared.gamma, result.alpha)
     scores, metrics = evaluate(model, test)
     metrics.update(epochs=result.epochs, converged=result.converged)
     return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
-                   model=model)
+                   model=model, truth={} if truth is None else truth)
+
+
+def federated_outcome(federation: Federation, label: str, params: FedCGParams, shared: Shared,
+                      result: krls.CGResult, kernels: Mapping[int, np.ndarray], *,
+                      model_round: int) -> Outcome:
+    """The end of a federated CG run: its last progress report, the model broadcast to the
+    data parties, the outcome with the cohorts' Gram blocks and the landmarks as truth."""
+    federation.advance(label, result.epochs, params.max_epochs, "epoch", final=True)
+    net = federation.network
+    with net.stage("model", round=model_round):
+        net.broadcast(SERVER, federation.the_partition().data_parties, tags.MODEL, result.alpha)
+    return cg_outcome(shared, result, federation.test_set(),
+                      {**gram_truth(kernels), "landmarks": shared.W})
 
 
 @register("protocol", "cencg")

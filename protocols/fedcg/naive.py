@@ -22,8 +22,7 @@ from fedsec.backends.primitives import masked_send
 from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
-from fedsec.protocols.fedcg.cencg import FederatedCG, solve_kernel
-from fedsec.protocols.fedcg.model import krls_model
+from fedsec.protocols.fedcg.cencg import FederatedCG, federated_outcome, solve_kernel
 from fedsec.protocols.fedcg.setup import (
     SERVER,
     FedCGParams,
@@ -31,9 +30,7 @@ from fedsec.protocols.fedcg.setup import (
     cohort_block,
     cohort_chain,
     cohort_labels,
-    evaluate,
     federated_setup,
-    gram_truth,
 )
 from fedsec.registry import register
 
@@ -82,12 +79,5 @@ class FedCGNaive(FederatedCG):
             result = solve_kernel(params, shared.alpha0, K, np.vstack(labels),
                                   on_epoch=lambda epoch: federation.advance(
                                       label, epoch, params.max_epochs, "epoch"))
-        federation.advance(label, result.epochs, params.max_epochs, "epoch", final=True)
-        with net.stage("model", round=0):
-            net.broadcast(SERVER, federation.the_partition().data_parties, tags.MODEL, result.alpha)
-        model = krls_model(shared.W, shared.gamma, result.alpha)
-        scores, metrics = evaluate(model, federation.test_set())
-        metrics.update(epochs=result.epochs, converged=result.converged)
-        return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
-                       model=model,
-                       truth={**gram_truth(cohort_kernels), "landmarks": shared.W})
+        return federated_outcome(federation, label, params, shared, result, cohort_kernels,
+                                 model_round=0)

@@ -28,8 +28,7 @@ from fedsec.backends.primitives import secure_sum
 from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedcg import krls, tags
-from fedsec.protocols.fedcg.cencg import FederatedCG, absolute_tol
-from fedsec.protocols.fedcg.model import krls_model
+from fedsec.protocols.fedcg.cencg import FederatedCG, absolute_tol, federated_outcome
 from fedsec.protocols.fedcg.setup import (
     SERVER,
     FedCGParams,
@@ -38,9 +37,7 @@ from fedsec.protocols.fedcg.setup import (
     cohort_block,
     cohort_chain,
     cohort_labels,
-    evaluate,
     federated_setup,
-    gram_truth,
 )
 from fedsec.registry import register
 
@@ -184,14 +181,7 @@ class FedCGSecure(FederatedCG):
             apply_A, residual0, shared.alpha0, tol=tol, max_epochs=params.max_epochs,
             on_epoch=lambda epoch, _a, _p: federation.advance(label, epoch, params.max_epochs,
                                                               "epoch"))
-        federation.advance(label, result.epochs, params.max_epochs, "epoch", final=True)
-        with net.stage("model", round=result.epochs + 1):
-            net.broadcast(SERVER, clients, tags.MODEL, result.alpha)
-        model = krls_model(shared.W, shared.gamma, result.alpha)
-        scores, metrics = evaluate(model, federation.test_set())
-        metrics.update(epochs=result.epochs, converged=result.converged)
         kernels = {h: krls.hadamard([chains.blocks[(o, h, g)] for o, g in chains.chains[h]])
                    for h in cohorts}
-        return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
-                       model=model,
-                       truth={**gram_truth(kernels), "landmarks": shared.W})
+        return federated_outcome(federation, label, params, shared, result, kernels,
+                                 model_round=result.epochs + 1)

@@ -4,10 +4,11 @@ Damiani, Rodina, Decherchi, "A Hybrid Federated Kernel Regularized Least
 Squares Algorithm" (2024), sections 2.2–2.5. The clients share one seed (a
 key one hospital gives to the others, and to the server in the paper's
 design); landmarks, per-landmark kernel widths, the starting point ``alpha0``
-and the label noise all come from a generator keyed by it, so every client
-draws the same ones. Method P needs actual training rows as landmarks: their
-owners send the landmark features to the other owners of the same feature
-group, in the clear, which is the privacy cost of P the paper discusses.
+(unless a public ``start_seed`` fixes it) and the label noise all come from a
+generator keyed by it, so every client draws the same ones. Method P needs
+actual training rows as landmarks: their owners send the landmark features to
+the other owners of the same feature group, in the clear, which is the privacy
+cost of P the paper discusses.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from fedsec.declare import Bool, Choice, Declared, Float, Int
 from fedsec.errors import ValidationError
 from fedsec.protocols.fedcg import krls, tags
 from fedsec.protocols.fedcg.model import KRLSModel
-from fedsec.seeding import keyed_generator
+from fedsec.seeding import generator, keyed_generator
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
@@ -32,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from fedsec.interfaces import MaskingBackend
 
 SERVER = "server"
+START_PURPOSE = "fedcg/alpha0"
+"""Purpose of the starting point's stream under a public ``start_seed``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +70,11 @@ class FedCGParams(Declared):
     server_knows_seed: Annotated[bool, Bool()] = True
     """The hospital also gives the clients' shared seed (landmarks, widths, alpha0) to the server,
     as in the paper's design."""
+    start_seed: Annotated[int | None, Int(min=0)] = None
+    """Public seed of the CG starting point alpha0; None: alpha0 comes from the clients' shared
+    seed with the landmarks. Varied under one secret seed, it starts CG from new points on the same
+    landmarks (the paper's Tables 1-3); fixed while the secret seed varies, it keeps one start for
+    new landmarks (its Tables 4-6)."""
 
 
 @dataclass
@@ -112,7 +120,8 @@ def check_landmarks(params: FedCGParams, n_samples: int) -> None:
 def derive_shared(params: FedCGParams, material: bytes, *, n_features: int, n_rows: int,
                   n_outputs: int, base_gamma: float, mean: np.ndarray | None,
                   std: np.ndarray | None, pool: np.ndarray | None) -> Shared:
-    """Landmarks, widths and ``alpha0`` from the shared seed (the same at every client).
+    """Landmarks, widths and ``alpha0`` from the shared seed (the same at every client);
+    ``alpha0`` from ``params.start_seed`` instead when it is set.
 
     ``pool`` is the training matrix when the caller holds it (the centralized
     reference, the evaluator); federated clients pass None and assemble P
@@ -126,6 +135,8 @@ def derive_shared(params: FedCGParams, material: bytes, *, n_features: int, n_ro
     assert W is not None  # make_landmarks draws the points unless it picks rows
     gamma = krls.jittered_gamma(base_gamma, params.gamma_jitter, params.n_landmarks, rng)
     alpha0 = rng.normal(0.0, 0.01, size=(params.n_landmarks, n_outputs))
+    if params.start_seed is not None:  # drawn above all the same: the label noise stays put
+        alpha0 = generator(params.start_seed, START_PURPOSE).normal(0.0, 0.01, size=alpha0.shape)
     return Shared(W=W, gamma=gamma, alpha0=alpha0, rng=rng, landmark_rows=rows,
                   base_gamma=base_gamma)
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from fedsec.backends.primitives import secure_sum
 from fedsec.declare import Int
-from fedsec.errors import ValidationError
 from fedsec.interfaces import Defense, MaskingBackend
 from fedsec.outcomes import Outcome
 from fedsec.protocols.fedmv import maths, tags
@@ -36,6 +35,7 @@ from fedsec.protocols.fedmv.setup import (
     MVLParams,
     classification_metrics,
     initial_weights,
+    labelled_clients,
     view_columns,
 )
 from fedsec.registry import register
@@ -76,13 +76,8 @@ class HFedMV(FederatedMVL):
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
         p = self.params
-        test = federation.test
-        if test is None:
-            raise ValidationError("h-fedmv evaluates on the run's test rows and needs them.")
+        test, clients = labelled_clients(federation, self.name)
         views = view_columns(test.feature_groups)
-        clients = federation.data_parties()
-        if any(c.shard is None or c.held_shard().y is None for c in clients):
-            raise ValidationError("h-fedmv needs every client to hold the labels of its rows.")
         data = {c.name: ([c.held_shard().X[:, cols] for cols in views.values()],
                          np.asarray(c.held_shard().y)) for c in clients}
         test_views = [test.X[:, cols] for cols in views.values()]

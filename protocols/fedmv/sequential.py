@@ -56,6 +56,7 @@ from fedsec.protocols.fedmv.setup import (
     centralized,
     classification_metrics,
     initial_weights,
+    labelled_clients,
     n_classes,
 )
 from fedsec.registry import register
@@ -219,14 +220,9 @@ class SFedMV(FederatedMVL):
     def run(self, federation: Federation, backend: MaskingBackend,
             defenses: Sequence[Defense] = ()) -> Outcome:
         p = self.params
-        test = federation.test
-        if test is None:
-            raise ValidationError("s-fedmv evaluates on the run's test rows and needs them.")
+        test, clients = labelled_clients(federation, self.name)
         layouts = sequence_layouts(test)
         C = n_classes(test)
-        clients = federation.data_parties()
-        if any(c.shard is None or c.held_shard().y is None for c in clients):
-            raise ValidationError("s-fedmv needs every client to hold the labels of its rows.")
         rows = slice(p.local_rows or None)
         data = {c.name: sequences(c.held_shard().X[rows], test, layouts)
                 for c in clients}

@@ -18,6 +18,7 @@ from fedsec.seeding import generator
 
 if TYPE_CHECKING:  # pragma: no cover
     from fedsec.data import Dataset
+    from fedsec.federation import Federation, Party
 
 PAPER = ("Che, Kong, Zhang, Dong, Hu, Xie, Deng, Gao, Sun, Yin, Federated Multi-View Learning "
          "for Private Medical Data Integration and Analysis, ACM TIST 2022")
@@ -123,6 +124,18 @@ class FederatedMVL(Protocol):
 
     def reference(self, train: Dataset, test: Dataset, *, seed: int) -> Outcome:
         return centralized(self.params, train, test, seed)
+
+
+def labelled_clients(federation: Federation, protocol: str) -> tuple[Dataset, list[Party]]:
+    """The run's test rows and its clients, refused unless every client holds its rows' labels
+    (H-FedMV and S-FedMV train on each client's own labelled rows and test on the run's)."""
+    test = federation.test
+    if test is None:
+        raise ValidationError(f"{protocol} evaluates on the run's test rows and needs them.")
+    clients = federation.data_parties()
+    if any(c.shard is None or c.held_shard().y is None for c in clients):
+        raise ValidationError(f"{protocol} needs every client to hold the labels of its rows.")
+    return test, clients
 
 
 def centralized(params: MVLParams, train: Dataset, test: Dataset, seed: int) -> Outcome:

@@ -118,13 +118,10 @@ def evaluate(architecture: Architecture, weights: Mapping[str, np.ndarray], X: n
     """Mean cross-entropy and accuracy of ``weights`` on (X, y)."""
     torch = require_torch("The Flower FedAvg app")
     with deterministic(0):
-        module = _module(architecture)
-        _load(module, weights)
-        with torch.no_grad():
-            logits = module(torch.as_tensor(np.array(X, dtype=np.float32)))
-            labels = torch.as_tensor(np.array(y, dtype=np.int64))
-            loss = float(torch.nn.functional.cross_entropy(logits, labels))
-            accuracy = float((logits.argmax(dim=1) == labels).float().mean())
+        logits = _logits(torch, architecture, weights, X)
+        labels = torch.as_tensor(np.array(y, dtype=np.int64))
+        loss = float(torch.nn.functional.cross_entropy(logits, labels))
+        accuracy = float((logits.argmax(dim=1) == labels).float().mean())
     return loss, accuracy
 
 
@@ -133,11 +130,17 @@ def predict(architecture: Architecture, weights: Mapping[str, np.ndarray],
     """Class codes for the rows of X."""
     torch = require_torch("The Flower FedAvg app")
     with deterministic(0):
-        module = _module(architecture)
-        _load(module, weights)
-        with torch.no_grad():
-            logits = module(torch.as_tensor(np.array(X, dtype=np.float32)))
+        logits = _logits(torch, architecture, weights, X)
     return logits.argmax(dim=1).numpy().astype(np.int64)
+
+
+def _logits(torch: Any, architecture: Architecture, weights: Mapping[str, np.ndarray],
+            X: np.ndarray) -> Any:
+    """The outputs of the module holding ``weights`` for the rows of X, without gradients."""
+    module = _module(architecture)
+    _load(module, weights)
+    with torch.no_grad():
+        return module(torch.as_tensor(np.array(X, dtype=np.float32)))
 
 
 class PerceptronModel:

@@ -98,7 +98,7 @@ def scenario_rows(path: Path, n_cells: int, only: set[str],
 
 def attack_row(spec: Any, spec_attack: Any, threat: str, result: Any) -> dict[str, Any]:
     """One attack as one adversary: default, ten times the budget, more starts."""
-    view = build_view(result.transcript, threat, result.private)
+    view = build_view(result.transcript, threat, result.private, run_seed=result.record.seed)
     cls = registry.get("attack", spec_attack.name, search=spec.search_path)
     params = dict(spec_attack.params)
     row: dict[str, Any] = {"attack": spec_attack.label, "threat": threat}

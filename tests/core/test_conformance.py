@@ -53,6 +53,9 @@ ELSEWHERE: dict[str, str] = {
 #: dropout-tolerant sum mask-share-coalition reads.
 ATTACK_RUNS: dict[str, dict[str, dict[str, Any]]] = {
     "canary-guess": {"secure-sum": {"dataset": "iris", "params": {"canaries": 20}}},
+    # partial predictions cross only between two or more active workers (label holders)
+    "model-readout": {"fdskl": {"partition": "vertical:parties=4,labels=party1+party3",
+                                "params": {"n_iterations": 300}}},
     "mask-share-coalition": {"secure-sum": {"backend": "noise",
                                             "backend_params": {"threshold": 3,
                                                                "dropout": 0.2}}},

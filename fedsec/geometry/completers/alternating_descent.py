@@ -53,15 +53,13 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
     Report,
-    check_report,
     completer_inputs,
     described,
     float_matrix,
-    history_of,
+    report,
     tracked,
 )
 from fedsec.geometry.completers._spectral import blas_threads
@@ -141,15 +139,13 @@ def alternating_descent(
     >>> bool(problem.error(D_hat) < 1e-3)
     True
     """
-    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
-        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
-    on_convergence = check_report(on_convergence, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress, on_convergence = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, on_convergence, owner=OWNER)
     progress = tracked(progress, on_convergence)
     with blas_threads(None):  # thousands of small steps: one BLAS thread is fastest
         X, stopped_early = _fit(values, known, dim, rng, max_iter, tol, init, progress)
-    if on_convergence is not None:
-        on_convergence(judge(history_of(progress), budget=max_iter, floor=tol**2,
-                             stopped_early=stopped_early, stationary=True))
+    report(on_convergence, progress, budget=max_iter, floor=tol**2,
+           stopped_early=stopped_early, stationary=True)
     return edm(X)
 
 

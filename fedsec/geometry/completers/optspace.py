@@ -48,14 +48,12 @@ from typing import Any
 import numpy as np
 from scipy.linalg import svd
 
-from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
     Report,
-    check_report,
     completer_inputs,
     finish_edm,
-    history_of,
+    report,
     tracked,
 )
 from fedsec.geometry.completers._spectral import blas_threads
@@ -119,9 +117,8 @@ def optspace(
     >>> bool(problem.error(D_hat) < 0.1)
     True
     """
-    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
-        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
-    on_convergence = check_report(on_convergence, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress, on_convergence = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, on_convergence, owner=OWNER)
     progress = tracked(progress, on_convergence)
     n_points = values.shape[0]
     rank = dim + 2 if rank is None else check_int(rank, owner=OWNER, name="rank", min_value=1,
@@ -137,9 +134,7 @@ def optspace(
         X, S, Y, stopped_early = _clean(X, Y, M.shape, rows, cols, entries,
                                         max_iter=max_iter, tol=tol, conjugate=bool(conjugate),
                                         progress=progress)
-    if on_convergence is not None:
-        on_convergence(judge(history_of(progress), budget=max_iter, floor=tol,
-                             stopped_early=stopped_early))
+    report(on_convergence, progress, budget=max_iter, floor=tol, stopped_early=stopped_early)
     return finish_edm(X @ S @ Y.T)
 
 

@@ -20,13 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
     Report,
-    check_report,
     completer_inputs,
-    history_of,
+    report,
     tracked,
 )
 from fedsec.geometry.completers._spectral import (
@@ -92,9 +90,8 @@ def rank_alternation(
     >>> bool(problem.error(D_hat) < 0.2)
     True
     """
-    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
-        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
-    on_convergence = check_report(on_convergence, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress, on_convergence = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, on_convergence, owner=OWNER)
     progress = tracked(progress, on_convergence)
     stopped_early = False
     fixed = known | np.eye(values.shape[0], dtype=bool)
@@ -116,9 +113,8 @@ def rank_alternation(
             if change <= tol * scale:
                 stopped_early = True
                 break
-    if on_convergence is not None:
-        on_convergence(judge(history_of(progress), budget=max_iter, floor=tol,
-                             stopped_early=stopped_early, stationary=True))
+    report(on_convergence, progress, budget=max_iter, floor=tol, stopped_early=stopped_early,
+           stationary=True)
     return current
 
 

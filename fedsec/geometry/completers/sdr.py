@@ -69,7 +69,6 @@ from fedsec.errors import FedsecError, ValidationError
 from fedsec.geometry._checks import (
     Progress,
     Report,
-    check_report,
     completer_inputs,
 )
 from fedsec.geometry.completers._spectral import blas_threads, top_eigenpairs
@@ -187,9 +186,8 @@ def semidefinite_relaxation(
         solver = choose_solver(int(shape[0]) if len(shape) else 0,
                                misfit_options=fit is not None or trace_weight is not None)
     tol = TOLERANCES[solver] if tol is None else tol
-    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
-        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
-    on_convergence = check_report(on_convergence, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress, on_convergence = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, on_convergence, owner=OWNER)
     if solver == LOW_RANK:
         for name, value in (("fit", fit), ("trace_weight", trace_weight)):
             if value is not None:

@@ -43,7 +43,6 @@ from fedsec.convergence import judge
 from fedsec.geometry._checks import (
     Progress,
     Report,
-    check_report,
     completer_inputs,
     finish_edm,
 )
@@ -115,9 +114,8 @@ def soft_impute(
     >>> bool(problem.error(D_hat) < 0.1)
     True
     """
-    values, known, dim, rng, max_iter, tol, progress = completer_inputs(
-        D, mask, dim, rng, max_iter, tol, progress, owner=OWNER)
-    on_convergence = check_report(on_convergence, owner=OWNER)
+    values, known, dim, rng, max_iter, tol, progress, on_convergence = completer_inputs(
+        D, mask, dim, rng, max_iter, tol, progress, on_convergence, owner=OWNER)
     n_points = values.shape[0]
     n_lambdas = check_int(n_lambdas, owner=OWNER, name="n_lambdas", min_value=1)
     min_ratio = check_float(min_ratio, owner=OWNER, name="min_ratio", min_value=0.0,
