@@ -16,7 +16,8 @@ Prints each side's wall seconds (min / median / max), the recorded-over-bare rat
 pair and of the medians (the goal: at most 1.10), and the seconds the server spent inside the
 recorder (rows built, digests, transcript writes). Both sides start and stop Ray, which
 dominates a run this small. Each run is a fresh process (``--one``), so no Ray or Flower state
-carries over from one run to the next.
+carries over from one run to the next. ``--timeline`` prints instead when each of the ServerApp's
+exchanges began and how long it took, for the wrapped apps with and without the server recording.
 """
 
 from __future__ import annotations
@@ -162,6 +163,33 @@ def recorded(n_clients: int, rounds: int, out: Path,
         shutil.rmtree(where, ignore_errors=True)
 
 
+def timeline(side: str, n_clients: int, rounds: int) -> list[tuple[float, float]]:
+    """Each exchange of one ``side`` run (``wrapped`` or ``recorded``) in this process: when the
+    ServerApp's ``send_and_receive`` began (seconds from the run's start) and how long it
+    took. The first exchange includes the engine's and the clients' start-up."""
+    from fedsec.protocols.flower.recorder import _grid_class
+
+    grid = _grid_class()
+    inner = grid.send_and_receive
+    begun = time.perf_counter()
+    out: list[tuple[float, float]] = []
+
+    def logged(self: Any, messages: Any, *, timeout: float | None = None) -> Any:
+        start = time.perf_counter()
+        try:
+            return inner(self, messages, timeout=timeout)
+        finally:
+            out.append((start - begun, time.perf_counter() - start))
+
+    grid.send_and_receive = logged
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            recorded(n_clients, rounds, Path(folder), keep=side == "recorded")
+    finally:
+        grid.send_and_receive = inner
+    return out
+
+
 def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {median(values):.2f} / {max(values):.2f}"
 
@@ -184,6 +212,22 @@ def in_fresh_process(side: str, n_clients: int, rounds: int) -> dict[str, float]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+def print_timelines(args: argparse.Namespace) -> None:
+    """``--timeline``: each exchange's start and duration, wrapped against recorded."""
+    for repeat in range(args.repeats):
+        order = ("wrapped", "recorded") if repeat % 2 == 0 else ("recorded", "wrapped")
+        for side in order:
+            done = subprocess.run(
+                [sys.executable, __file__, "--one-timeline", side, "--clients",
+                 str(args.clients), "--rounds", str(args.rounds)],
+                capture_output=True, text=True, check=True)
+            exchanges = json.loads(done.stdout.strip().splitlines()[-1])
+            print(f"repeat {repeat + 1} {side:>8}: "
+                  + ", ".join(f"{start:.2f}+{took:.2f}" for start, took in exchanges)
+                  + f"  (seconds: start+duration of each exchange; last ends at "
+                    f"{exchanges[-1][0] + exchanges[-1][1]:.2f})", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--clients", type=int, default=10)
@@ -192,11 +236,22 @@ def main() -> None:
     parser.add_argument("--diagnose", action="store_true",
                         help="also run the wrapped apps with the server recording nothing, "
                              "to tell the client side's cost from the server side's")
+    parser.add_argument("--timeline", action="store_true",
+                        help="instead of timing whole runs, print each exchange of a wrapped "
+                             "and a recorded run (fresh processes, alternated --repeats times)")
     parser.add_argument("--one", choices=("bare", "wrapped", "recorded"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--one-timeline", choices=("wrapped", "recorded"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
         print(json.dumps(one(args.one, args.clients, args.rounds)))
+        return
+    if args.one_timeline is not None:
+        print(json.dumps(timeline(args.one_timeline, args.clients, args.rounds)))
+        return
+    if args.timeline:
+        print_timelines(args)
         return
     plain: list[float] = []
     timed: list[float] = []
