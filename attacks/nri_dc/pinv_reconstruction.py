@@ -156,7 +156,8 @@ class PinvReconstruction(Attack):
             else:
                 estimates[key_X] = guess
             if worker in labels:
-                estimates[key_y] = np.asarray(labels[worker], dtype=np.float64)
+                # class codes: rounded as the master rounds them (CKKS decrypts approximately)
+                estimates[key_y] = np.rint(np.asarray(labels[worker], dtype=np.float64))
                 baseline[key_y] = estimates[key_y]
         return Reconstruction(
             attack=self.name, threat=str(view.threat), estimates=estimates, baseline=baseline,
