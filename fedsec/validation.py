@@ -12,14 +12,21 @@ that ``fedsec describe`` shows exactly the ranges a ``Params`` class checks.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from numbers import Integral, Real
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedsec.errors import DataError, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 if TYPE_CHECKING:  # numpy loads with the first array check, not with the CLI's --help
     import numpy as np
@@ -231,6 +238,17 @@ def check_finite(array: np.ndarray, *, what: str, columns: Iterable[str] | None 
         f"{what} has NaN or infinite values (first at position {index}). "
         "Drop or impute them before using it."
     )
+
+
+def read_toml(path: Path, *, what: str, missing: str) -> dict[str, Any]:
+    """The table of the TOML file at ``path``; a ValidationError saying ``missing`` when there is
+    no such file, or naming ``what`` when the file is not valid TOML."""
+    if not path.is_file():
+        raise ValidationError(missing)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ValidationError(f"{what}: invalid TOML ({error}).") from None
 
 
 def _bounds_text(min_value: int | None, max_value: int | None) -> str:

@@ -55,16 +55,10 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from fedsec import registry
 from fedsec.audit.checks import (
@@ -83,6 +77,7 @@ from fedsec.audit.grid import MAX_SWEEP_VALUES, AttackSpec, Cell, seed_list, swe
 from fedsec.errors import FedsecError, ValidationError
 from fedsec.plugin_registry import SearchPath
 from fedsec.threat import ThreatModel
+from fedsec.validation import read_toml
 
 __all__ = ["MAX_SWEEP_VALUES", "AttackSpec", "AuditSpec", "AuditSpecError", "Cell", "load_spec",
            "parse_spec"]
@@ -182,12 +177,7 @@ def load_spec(path: str | os.PathLike[str]) -> AuditSpec:
     ``module:Class`` components may live beside the scenario (its folder is searched first).
     """
     path = Path(path)
-    if not path.is_file():
-        raise ValidationError(f"No audit scenario at {str(path)!r}.")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ValidationError(f"{path}: invalid TOML ({error}).") from None
+    raw = read_toml(path, what=str(path), missing=f"No audit scenario at {str(path)!r}.")
     return parse_spec(raw, source=str(path), base_dir=str(path.resolve().parent))
 
 

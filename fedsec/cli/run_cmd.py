@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from fedsec.cli.progress import Display
 from fedsec.errors import ValidationError
 from fedsec.params import parse_assignments
 from fedsec.transport import TRANSPORTS
+from fedsec.validation import read_toml
 
 
 def add_parser(sub: Any) -> None:
@@ -93,13 +88,8 @@ def partition_argument(text: str | None) -> str | dict[str, Any] | None:
     """A spec string as given, or the table of a ``.toml`` file."""
     if text is None or not text.endswith(".toml"):
         return text
-    path = Path(text)
-    if not path.is_file():
-        raise ValidationError(f"--partition {text}: no such TOML file.")
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ValidationError(f"--partition {text}: invalid TOML ({error}).") from None
+    table = read_toml(Path(text), what=f"--partition {text}",
+                      missing=f"--partition {text}: no such TOML file.")
     return dict(table.get("partition", table))
 
 

@@ -110,18 +110,17 @@ def recording_grid(grid: Any, recorder: Recorder) -> Any:
 
 
 @cache
-def _grid_class() -> type:
-    """The recording Grid: a subclass of Flower's Grid, built on first use (Flower imported
-    then, never at fedsec's import)."""
+def wrapping_grid_class() -> type:
+    """A Flower Grid around another (``self.inner``) that passes the run, message creation and
+    the nodes through; a subclass changes what it pushes, pulls or exchanges. Built on first
+    use (Flower imported then, never at fedsec's import)."""
     from flwr.serverapp import Grid
 
-    class RecordingGrid(Grid):
-        """A Grid that records every instruction it pushes and every reply it pulls."""
+    class WrappingGrid(Grid):
+        """A Grid around ``inner``, passing everything but the exchanges through."""
 
-        def __init__(self, inner: Any, recorder: Recorder, pull_interval: float = 0.05) -> None:
+        def __init__(self, inner: Any) -> None:
             self.inner = inner
-            self.recorder = recorder
-            self.pull_interval = pull_interval
 
         def set_run(self, run: Any) -> None:
             self.inner.set_run(run)
@@ -130,15 +129,29 @@ def _grid_class() -> type:
         def run(self) -> Any:
             return self.inner.run
 
-        def create_message(self, content: Any, message_type: str, dst_node_id: int,
-                           group_id: str, ttl: float | None = None) -> Any:
-            return self.inner.create_message(content, message_type, dst_node_id, group_id, ttl)
+        def create_message(self, *args: Any, **kwargs: Any) -> Any:
+            return self.inner.create_message(*args, **kwargs)
 
         def get_node_ids(self) -> Iterable[int]:
             return self.inner.get_node_ids()
 
         def get_nodes(self) -> Iterable[Any]:
             return self.inner.get_nodes()
+
+    return WrappingGrid
+
+
+@cache
+def _grid_class() -> type:
+    """The recording Grid: a :func:`wrapping_grid_class` Grid, built on first use."""
+
+    class RecordingGrid(wrapping_grid_class()):  # type: ignore[misc]
+        """A Grid that records every instruction it pushes and every reply it pulls."""
+
+        def __init__(self, inner: Any, recorder: Recorder, pull_interval: float = 0.05) -> None:
+            super().__init__(inner)
+            self.recorder = recorder
+            self.pull_interval = pull_interval
 
         def push_messages(self, messages: Iterable[Any]) -> Iterable[str]:
             messages = list(messages)

@@ -27,6 +27,7 @@ from fedsec.nn import torch_seed
 from fedsec.protocols.flower import app, spool
 from fedsec.protocols.flower.client import PARTITION_ID, expose_data, record_plaintext
 from fedsec.protocols.flower.model import evaluate, initial_weights, train_locally
+from fedsec.protocols.flower.recorder import wrapping_grid_class
 from fedsec.protocols.flower.secagg import record_secagg_secrets
 from fedsec.seeding import generator
 
@@ -120,29 +121,11 @@ def _strategy_class() -> type:
 def _counting_grid_class() -> type:
     """A Grid that counts what the app sends and receives (independently of fedsec's
     recording Grid, which it wraps)."""
-    from flwr.serverapp import Grid
-
-    class CountingGrid(Grid):
+    class CountingGrid(wrapping_grid_class()):  # type: ignore[misc]
         def __init__(self, inner: Any) -> None:
-            self.inner = inner
+            super().__init__(inner)
             self.instructions = 0
             self.replies = 0
-
-        def set_run(self, run: Any) -> None:
-            self.inner.set_run(run)
-
-        @property
-        def run(self) -> Any:
-            return self.inner.run
-
-        def create_message(self, *args: Any, **kwargs: Any) -> Any:
-            return self.inner.create_message(*args, **kwargs)
-
-        def get_node_ids(self) -> Iterable[int]:
-            return self.inner.get_node_ids()
-
-        def get_nodes(self) -> Iterable[Any]:
-            return self.inner.get_nodes()
 
         def push_messages(self, messages: Iterable[Any]) -> Iterable[str]:
             messages = list(messages)
