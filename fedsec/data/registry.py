@@ -189,7 +189,7 @@ def load_spec(spec: str | os.PathLike[str]) -> Dataset:
                           spec)
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
-    defaults = _options(_loader(name))
+    defaults = {**_options(_loader(name)), **_typed_none(_loader(name))}
     options: dict[str, Any] = {}
     for item in (part for part in rest.split(",") if part.strip()):
         key, eq, value = (part.strip() for part in item.partition("="))
@@ -260,6 +260,21 @@ def _loader(name: Any) -> Callable[..., Dataset]:
         return partial(from_csv, name)
     raise UnknownNameError("dataset", name, dataset_names(),
                            close=difflib.get_close_matches(name, dataset_names(), n=3))
+
+
+def _typed_none(loader: Callable[..., Dataset]) -> dict[str, Any]:
+    """For each keyword option of ``loader`` without a default (None) but annotated ``bool``,
+    ``int`` or ``float`` (optional or not), a value of that type, so that its text is read as
+    one: ``classification:n_informative=2`` gives the integer 2."""
+    out: dict[str, Any] = {}
+    for p in inspect.signature(loader).parameters.values():
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY or p.default is not None:
+            continue
+        names = str(p.annotation).replace(" ", "").split("|")
+        kind = next((k for k in (bool, int, float) if k.__name__ in names), None)
+        if kind is not None:
+            out[p.name] = kind()
+    return out
 
 
 def _options(loader: Callable[..., Dataset]) -> dict[str, Any]:

@@ -227,3 +227,10 @@ def test_spec_options_are_typed_and_checked() -> None:
         load_spec("iris:colour=blue")
     with pytest.raises(ValidationError, match="must be a number"):
         load_spec("fedcg-toy:seed=abc")
+
+
+def test_an_option_without_a_default_is_read_as_its_annotated_type():
+    data = load_spec("classification:n_samples=120,n_features=4,n_informative=2")
+    assert data.X.shape == (120, 4)
+    with pytest.raises(ValidationError, match=r"n_informative.*must be a number"):
+        load_spec("classification:n_informative=two")
