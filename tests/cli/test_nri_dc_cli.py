@@ -22,6 +22,7 @@ def test_run_then_attack_as_a_worker_colluding_with_the_master(tmp_path: Path) -
     # 100 test rows leave 668 for the paper's 13 workers x 50 samples
     proc = fedsec("run", "nri-dc", "--dataset", "pima", "--partition",
                   "horizontal:parties=13,size=50", "--test-size", "0.1302", "--set", "collab=opp",
+                  "--secret-seed", "0",  # the advantage varies with the secret draw (0.16-0.35)
                   "--out", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
