@@ -87,6 +87,15 @@ def held_value(name: str) -> str:
     return _SEP.join(("value", name))
 
 
+def held_shard(cell: int, field: str) -> str:
+    """The key of one field of a shard cell inside its owner's own holdings.
+
+    >>> held_shard(0, "X")
+    'shard/cell0/X'
+    """
+    return _SEP.join(shard_path(cell, field))
+
+
 def is_held_shard_field(key: str, field: str) -> bool:
     """Whether ``key`` of a party's own holdings is ``field`` of one of its shard cells.
 

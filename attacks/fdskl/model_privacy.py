@@ -46,7 +46,7 @@ from fedsec.attacks.fdskl import model_solve as ms
 from fedsec.declare import Bool, Declared, Float, Int
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import shard_path
+from fedsec.private_store import held_shard
 from fedsec.protocols.fdskl import tags
 from fedsec.protocols.fdskl.dsg import PAPER
 from fedsec.protocols.fdskl.plans import plan_from_dict
@@ -178,7 +178,7 @@ def active_workers(view: View) -> list[str]:
 
 def training_rows(view: View) -> int | None:
     """How many training rows there are: the rows of a member's own shard."""
-    key = "/".join(shard_path(0, "X"))
+    key = held_shard(0, "X")
     sizes = [np.shape(held[key])[0] for held in view.knowledge.values() if key in held]
     return max(sizes) if sizes else None
 

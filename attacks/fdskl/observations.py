@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from fedsec.errors import CapabilityError
-from fedsec.private_store import held_value, shard_key, shard_path
+from fedsec.private_store import held_shard, held_value, shard_key
 from fedsec.protocols.fdskl import random_features as rf
 from fedsec.protocols.fdskl import tags
 from fedsec.protocols.fdskl.batches import owned
@@ -111,7 +111,7 @@ def observe(view: View) -> Observations:
             columns[m.sender] = np.asarray(m.payload, dtype=int)
             n_features = int(m.meta[tags.N_FEATURES])
     own_X, own_offsets = {}, {}
-    cell = {field: "/".join(shard_path(0, field)) for field in ("X", "rows", "columns")}
+    cell = {field: held_shard(0, field) for field in ("X", "rows", "columns")}
     for member in members:
         held = view.own(member)
         if OWN_OFFSETS in held:

@@ -32,7 +32,7 @@ import numpy as np
 from fedsec.attacks.fedgraph.family import FedGraphAttack
 from fedsec.attacks.fedgraph.observed import opened
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import shard_path, value_key
+from fedsec.private_store import held_shard, value_key
 from fedsec.protocols.fedgraph import clustering, tags
 from fedsec.registry import register
 from fedsec.view import View
@@ -100,8 +100,8 @@ class ClusterDisaggregation(FedGraphAttack):
         """The group's labels, from a coalition client of the group (None: no such client)."""
         for name in group:
             held = view.knowledge.get(name, {})
-            own_rows = held.get("/".join(shard_path(0, "rows")))
-            y = held.get("/".join(shard_path(0, "y")))
+            own_rows = held.get(held_shard(0, "rows"))
+            y = held.get(held_shard(0, "y"))
             if own_rows is not None and y is not None:
                 where = {r: i for i, r in enumerate(np.asarray(own_rows).tolist())}
                 return np.asarray(y)[[where[r] for r in rows.tolist()]]

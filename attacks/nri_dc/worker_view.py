@@ -32,7 +32,7 @@ from fedsec.attacks.nri_dc.pinv_reconstruction import observed_anchor, opened
 from fedsec.declare import Declared, Float
 from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
-from fedsec.private_store import shard_key, shard_path
+from fedsec.private_store import held_shard, shard_key
 from fedsec.protocols.nri_dc import tags
 from fedsec.protocols.nri_dc.protocol import MASTER, PAPER
 from fedsec.registry import register
@@ -83,7 +83,7 @@ def mixture_estimate(records: np.ndarray, labels: np.ndarray, classes: np.ndarra
 
 def own_records(view: View) -> tuple[np.ndarray, np.ndarray] | None:
     """The coalition's own records and labels, stacked (None: it holds none)."""
-    X_key, y_key = ("/".join(shard_path(0, f)) for f in ("X", "y"))
+    X_key, y_key = (held_shard(0, f) for f in ("X", "y"))
     blocks = [(np.asarray(held[X_key], dtype=np.float64), np.asarray(held[y_key]))
               for held in view.knowledge.values() if X_key in held and y_key in held]
     if not blocks:

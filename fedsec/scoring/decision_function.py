@@ -114,13 +114,14 @@ def fresh_errors(truth: Mapping[str, Any], function: Mapping[str, Any], W: np.nd
             "baseline_fresh_error": relative_error(np.zeros_like(target), target)}
 
 
-def true_shares(truth: Mapping[str, Any], worker: str, facts: Mapping[str, Any],
+def true_shares(function: tuple[np.ndarray, ...], facts: Mapping[str, Any],
                 iterations: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The worker's final share at every training row, and its share at each reading
-    (``samples[k]`` with the coefficients of iteration ``iterations[k]``)."""
+    (``samples[k]`` with the coefficients of iteration ``iterations[k]``), from its
+    :func:`true_function`."""
     from fedsec.protocols.fdskl import random_features as rf
 
-    X, feats, W, b, alpha = true_function(truth, worker, facts)
+    X, feats, W, b, alpha = function
     final = rf.feature_scores(X, W, b, alpha)
     r, T, decay = int(facts["features_per_iteration"]), int(facts["n_iterations"]), facts["decay"]
     read = np.zeros(samples.size)
@@ -172,7 +173,8 @@ class DecisionFunction(Scorer):
         for worker, read in sorted(decision.items()):
             iterations = np.asarray(read["iterations"], dtype=np.int64)
             samples = np.asarray(read["samples"], dtype=np.int64)
-            final, at_reads = true_shares(truth, worker, facts, iterations, samples)
+            function = true_function(truth, worker, facts)
+            final, at_reads = true_shares(function, facts, iterations, samples)
             estimate = np.zeros_like(final)
             rows = np.asarray(read["rows"], dtype=np.int64)
             estimate[rows] = np.asarray(read["final"], dtype=np.float64)
@@ -185,7 +187,7 @@ class DecisionFunction(Scorer):
                 if rows.size else float("nan"),
             }
             if "function" in read:
-                _, feats, W, b, alpha = true_function(truth, worker, facts)
+                _, feats, W, b, alpha = function
                 if list(read["function"]["features"]) == feats.tolist():
                     targets[value_key(worker, tags.PRIVATE_ALPHAS)].update(
                         fresh_errors(truth, read["function"], W, b, alpha))
