@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -164,12 +165,18 @@ def recorded(n_clients: int, rounds: int, out: Path,
 
 
 def timeline(side: str, n_clients: int, rounds: int) -> list[tuple[float, float]]:
-    """Each exchange of one ``side`` run (``wrapped`` or ``recorded``) in this process: when the
-    ServerApp's ``send_and_receive`` began (seconds from the run's start) and how long it
-    took. The first exchange includes the engine's and the clients' start-up."""
-    from fedsec.protocols.flower.recorder import _grid_class
+    """Each exchange of one ``side`` run (``bare``, ``wrapped`` or ``recorded``) in this
+    process: when the ServerApp's ``send_and_receive`` began (seconds from the run's start)
+    and how long it took, then one last pair: when the run ended and 0. The first exchange
+    includes the engine's and the clients' start-up."""
+    if side == "bare":
+        from flwr.superlink.grid.inmemory_grid import InMemoryGrid
 
-    grid = _grid_class()
+        grid: Any = InMemoryGrid
+    else:
+        from fedsec.protocols.flower.recorder import _grid_class
+
+        grid = _grid_class()
     inner = grid.send_and_receive
     begun = time.perf_counter()
     out: list[tuple[float, float]] = []
@@ -183,25 +190,43 @@ def timeline(side: str, n_clients: int, rounds: int) -> list[tuple[float, float]
 
     grid.send_and_receive = logged
     try:
-        with tempfile.TemporaryDirectory() as folder:
-            recorded(n_clients, rounds, Path(folder), keep=side == "recorded")
+        if side == "bare":
+            bare(n_clients, rounds)
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                recorded(n_clients, rounds, Path(folder), keep=side == "recorded")
     finally:
         grid.send_and_receive = inner
-    return out
+    return [*out, (time.perf_counter() - begun, 0.0)]
 
 
 def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {median(values):.2f} / {max(values):.2f}"
 
 
+def machine_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (user, nice, system; ``/proc/stat``): a
+    run's difference covers the driver, Ray's processes and the actors, and whatever else
+    ran meanwhile (so read it on an idle machine). NaN where there is no ``/proc/stat``."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return float("nan")
+    user, nice, system = (int(v) for v in fields[:3])
+    return (user + nice + system) / os.sysconf("SC_CLK_TCK")
+
+
 def one(side: str, n_clients: int, rounds: int) -> dict[str, float]:
-    """Run one side in this process: its wall seconds (and the recorder's share, rows)."""
+    """Run one side in this process: its wall seconds and the machine's busy CPU seconds
+    meanwhile (and the recorder's share, rows)."""
+    cpu = machine_cpu_seconds()
     if side == "bare":
-        return {"seconds": bare(n_clients, rounds)}
+        return {"seconds": bare(n_clients, rounds), "cpu": machine_cpu_seconds() - cpu}
     with tempfile.TemporaryDirectory() as folder:
         seconds, inside, rows = recorded(n_clients, rounds, Path(folder),
                                          keep=side == "recorded")
-    return {"seconds": seconds, "inside": inside, "rows": rows}
+    return {"seconds": seconds, "inside": inside, "rows": rows,
+            "cpu": machine_cpu_seconds() - cpu}
 
 
 def in_fresh_process(side: str, n_clients: int, rounds: int) -> dict[str, float]:
@@ -215,17 +240,19 @@ def in_fresh_process(side: str, n_clients: int, rounds: int) -> dict[str, float]
 def print_timelines(args: argparse.Namespace) -> None:
     """``--timeline``: each exchange's start and duration, wrapped against recorded."""
     for repeat in range(args.repeats):
-        order = ("wrapped", "recorded") if repeat % 2 == 0 else ("recorded", "wrapped")
+        order = ("bare", "wrapped", "recorded")
+        order = order if repeat % 2 == 0 else order[::-1]
         for side in order:
             done = subprocess.run(
                 [sys.executable, __file__, "--one-timeline", side, "--clients",
                  str(args.clients), "--rounds", str(args.rounds)],
                 capture_output=True, text=True, check=True)
             exchanges = json.loads(done.stdout.strip().splitlines()[-1])
+            *exchanges, (ended, _) = exchanges
             print(f"repeat {repeat + 1} {side:>8}: "
                   + ", ".join(f"{start:.2f}+{took:.2f}" for start, took in exchanges)
-                  + f"  (seconds: start+duration of each exchange; last ends at "
-                    f"{exchanges[-1][0] + exchanges[-1][1]:.2f})", flush=True)
+                  + f"; run ends at {ended:.2f}  (seconds from the run's start: "
+                    "start+duration of each exchange)", flush=True)
 
 
 def main() -> None:
@@ -241,7 +268,7 @@ def main() -> None:
                              "and a recorded run (fresh processes, alternated --repeats times)")
     parser.add_argument("--one", choices=("bare", "wrapped", "recorded"),
                         help=argparse.SUPPRESS)
-    parser.add_argument("--one-timeline", choices=("wrapped", "recorded"),
+    parser.add_argument("--one-timeline", choices=("bare", "wrapped", "recorded"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
@@ -257,11 +284,13 @@ def main() -> None:
     timed: list[float] = []
     wrapped: list[float] = []
     inside: list[float] = []
+    cpu: dict[str, list[float]] = {"bare": [], "wrapped": [], "recorded": []}
     rows = 0
     for repeat in range(args.repeats):
         order = ("bare", "wrapped", "recorded") if args.diagnose else ("bare", "recorded")
         for side in order if repeat % 2 == 0 else order[::-1]:
             result = in_fresh_process(side, args.clients, args.rounds)
+            cpu[side].append(result["cpu"])
             if side == "bare":
                 plain.append(result["seconds"])
             elif side == "wrapped":
@@ -281,6 +310,8 @@ def main() -> None:
         print(f"  wrapped, recording nothing: {spread(wrapped)}   (over bare, medians: "
               f"{median(wrapped) / median(plain):.3f})")
     print(f"  inside the recorder (server side): {spread(inside)}")
+    print("  machine CPU seconds meanwhile (all processes; idle machine only): "
+          + ", ".join(f"{side} {spread(values)}" for side, values in cpu.items() if values))
     print("  recorded / bare, per pair: "
           + ", ".join(f"{t / p:.3f}" for t, p in zip(timed, plain, strict=True)))
     print(f"  recorded / bare, medians: {ratio:.3f} (goal <= {GOAL:.2f}: "
