@@ -23,6 +23,7 @@ from fedsec.protocols.fedcg.setup import (
     Shared,
     centralized_shared,
     check_landmarks,
+    class_code,
     evaluate,
     gram_truth,
 )
@@ -68,18 +69,19 @@ def absolute_tol(params: FedCGParams, residual0: np.ndarray) -> float:
 def reference_outcome(params: FedCGParams, train: Dataset, test: Dataset,
                       seed: int) -> Outcome:
     """CenCG on the pooled training set with the run's shared seed."""
+    class_code(test, params.positive_class)  # refused before the training
     shared = centralized_shared(params, train, seed)
     Y = krls.label_matrix(train.y, train.n_classes)
     result, _ = solve(params, shared, train.X, Y)
-    return cg_outcome(shared, result, test)
+    return cg_outcome(params, shared, result, test)
 
 
-def cg_outcome(shared: Shared, result: krls.CGResult, test: Dataset,
+def cg_outcome(params: FedCGParams, shared: Shared, result: krls.CGResult, test: Dataset,
                truth: Mapping[str, np.ndarray] | None = None) -> Outcome:
     """The model CG trained, its test metrics (with the epochs and whether CG converged), its
     ``alpha`` and test scores, and any extra ground ``truth``."""
     model = krls_model(shared.W, shared.gamma, result.alpha)
-    scores, metrics = evaluate(model, test)
+    scores, metrics = evaluate(model, test, params.positive_class)
     metrics.update(epochs=result.epochs, converged=result.converged)
     return Outcome(metrics=metrics, values={"alpha": result.alpha, "test_scores": scores},
                    model=model, truth={} if truth is None else truth)
@@ -94,7 +96,7 @@ def federated_outcome(federation: Federation, label: str, params: FedCGParams, s
     net = federation.network
     with net.stage("model", round=model_round):
         net.broadcast(SERVER, federation.the_partition().data_parties, tags.MODEL, result.alpha)
-    return cg_outcome(shared, result, federation.test_set(),
+    return cg_outcome(params, shared, result, federation.test_set(),
                       {**gram_truth(kernels), "landmarks": shared.W})
 
 

@@ -112,20 +112,27 @@ def predict_labels(scores: np.ndarray) -> np.ndarray:
 
 
 def recall_precision(y_true: np.ndarray, predicted: np.ndarray, *,
-                     binary: bool) -> tuple[float, float]:
+                     binary: bool, positive: int | None = None) -> tuple[float, float]:
     """Recall and precision of predicted class codes, as the paper's tables report them:
-    of class 1 (the ``+1`` column of :func:`label_matrix`) for a binary task, their
-    unweighted mean over the classes found in ``y_true`` or ``predicted`` otherwise
-    (scikit-learn's ``average="macro"``); 0 for a class never present or never predicted.
+    of class ``positive`` when given, else of class 1 (the ``+1`` column of
+    :func:`label_matrix`) for a binary task and their unweighted mean over the classes found
+    in ``y_true`` or ``predicted`` otherwise (scikit-learn's ``average="macro"``); 0 for a
+    class never present or never predicted.
 
     >>> recall_precision(np.array([1, 1, 0, 0]), np.array([1, 0, 1, 0]), binary=True)
     (0.5, 0.5)
+    >>> recall_precision(np.array([1, 1, 0, 0]), np.array([1, 1, 1, 0]), binary=True,
+    ...                  positive=0)
+    (0.5, 1.0)
     >>> recall_precision(np.array([0, 1, 2]), np.array([0, 1, 1]), binary=False)
     (0.6666666666666666, 0.5)
     """
     y = np.asarray(y_true, dtype=np.int64)
     p = np.asarray(predicted, dtype=np.int64)
-    classes = np.array([1]) if binary else np.union1d(y, p)
+    if positive is not None:
+        classes = np.array([positive])
+    else:
+        classes = np.array([1]) if binary else np.union1d(y, p)
     is_true, is_predicted = y[:, None] == classes, p[:, None] == classes
     hits = (is_true & is_predicted).sum(axis=0).astype(float)
     actual, called = is_true.sum(axis=0), is_predicted.sum(axis=0)

@@ -75,6 +75,11 @@ class FedCGParams(Declared):
     seed with the landmarks. Varied under one secret seed, it starts CG from new points on the same
     landmarks (the paper's Tables 1-3); fixed while the secret seed varies, it keeps one start for
     new landmarks (its Tables 4-6)."""
+    positive_class: str | None = None
+    """The class (one of the dataset's class names) whose test recall and precision are reported;
+    None: the second class (code 1) on a binary task, the mean over the classes otherwise. The
+    training and the split do not depend on it: on Breast Cancer the paper's tables read
+    "malignant", the first class."""
 
 
 @dataclass
@@ -173,6 +178,7 @@ def federated_setup(federation: Federation, backend: MaskingBackend, params: Fed
                     n_classes: int) -> Shared:
     """Share the seed, pool the statistics, agree on landmarks, through the network."""
     check_partition(federation)
+    class_code(federation.test_set(), params.positive_class)  # refused before anything crosses
     partition = federation.the_partition()
     net = federation.network
     hospital = partition.label_owners[0][0]
@@ -289,15 +295,29 @@ def cohort_block(federation: Federation, shared: Shared, owner: str, cohort: int
     return krls.rbf_block(X, shared.W[:, columns], shared.gamma)
 
 
-def evaluate(model: KRLSModel, test: Dataset) -> tuple[np.ndarray, dict[str, float]]:
-    """Test scores, and the trained model's accuracy, recall and precision (of the positive
-    class, or macro over classes: :func:`~fedsec.protocols.fedcg.krls.recall_precision`),
-    the evaluator's computation."""
+def evaluate(model: KRLSModel, test: Dataset,
+             positive_class: str | None = None) -> tuple[np.ndarray, dict[str, float]]:
+    """Test scores, and the trained model's accuracy, recall and precision (of
+    ``positive_class``, else of class 1 on a binary task, else macro over classes:
+    :func:`~fedsec.protocols.fedcg.krls.recall_precision`), the evaluator's computation."""
     scores = model.decision_function(test.X)
     predicted = krls.predict_labels(scores)
-    recall, precision = krls.recall_precision(test.y, predicted, binary=scores.shape[1] == 1)
+    recall, precision = krls.recall_precision(test.y, predicted, binary=scores.shape[1] == 1,
+                                              positive=class_code(test, positive_class))
     return scores, {"accuracy": float((predicted == test.y).mean()), "recall": recall,
                     "precision": precision}
+
+
+def class_code(data: Dataset, name: str | None) -> int | None:
+    """The code of class ``name`` in ``data`` (None for None), or a ValidationError naming the
+    classes there are."""
+    if name is None:
+        return None
+    if name not in data.class_names:
+        raise ValidationError(
+            f"The 'positive_class' parameter names {name!r}, which is not a class of dataset "
+            f"{data.name!r}; its classes are {', '.join(map(repr, data.class_names))}.")
+    return data.class_names.index(name)
 
 
 def gram_path(cohort: int | None) -> tuple[str, str]:
