@@ -17,7 +17,8 @@ every pair, without distorting the structure of ``A_i``:
 * **GOPP**: ``Z`` free too; alternate the Procrustes step and ``Z`` = the mean
   of the ``A_i G_i`` until ``Z`` settles;
 * **RDP**: relax orthogonality into a penalty on rank deficiency,
-  ``sum_{i<j} ||A_i G_i - A_j G_j||^2 + weight sum_i p(log det(G_i^T G_i))``.
+  ``sum_{i<j} ||A_i G_i - A_j G_j||^2 + weight sum_i p(log det(G_i^T G_i))``,
+  minimised by Riemannian BFGS over full-rank matrices (:mod:`.manifold`).
 
 The paper's equation for the RDP penalty is not in our copy of the text; its
 description ("exponential penalties when the Gram determinant decreases from 1
@@ -39,12 +40,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 from threadpoolctl import ThreadpoolController
 
 from fedsec.errors import ValidationError
+from fedsec.protocols.nri_dc import manifold
 
 METHODS = ("ls", "gep", "opp", "gopp", "rdp")
+#: RDP's optimisers: the paper's Riemannian BFGS (:mod:`.manifold`) and SciPy's L-BFGS-B.
+OPTIMIZERS = ("rbfgs", "lbfgs")
 T = TypeVar("T", bound=Callable[..., Any])
 
 
@@ -88,11 +91,15 @@ class Collaboration:
         Iterations of the iterative methods (0 for the closed forms).
     history : tuple of float
         The method's objective, first to last (empty for the closed forms).
+    converged : bool
+        Whether the iterative method met its stopping rule before its iteration limit
+        (true for the closed forms).
     """
 
     functions: tuple[np.ndarray, ...]
     iterations: int = 0
     history: tuple[float, ...] = ()
+    converged: bool = True
 
 
 def _check(anchors: Sequence[np.ndarray], n_dims: int) -> list[np.ndarray]:
@@ -211,7 +218,7 @@ def generalized_procrustes(anchors: Sequence[np.ndarray], n_dims: int, *, tol: f
         history.append(float(sum(np.sum((M - new) ** 2) for M in mapped)))
         settled = bool(np.linalg.norm(new - Z) <= tol * np.linalg.norm(new))
         Z = new
-    return Collaboration(functions, len(history), tuple(history))
+    return Collaboration(functions, len(history), tuple(history), settled)
 
 
 def alignment_error(anchors: Sequence[np.ndarray], functions: Sequence[np.ndarray]) -> float:
@@ -301,26 +308,20 @@ def rdp_gradient(anchors: Sequence[np.ndarray], functions: Sequence[np.ndarray],
 
 @one_blas_thread
 def rank_deficiency_penalty(anchors: Sequence[np.ndarray], n_dims: int, *, weight: float = 1.0,
-                            init: str = "opp", max_iterations: int = 500,
-                            tol: float = 1e-10) -> Collaboration:
+                            init: str = "opp", optimizer: str = "rbfgs",
+                            max_iterations: int = 500, tol: float = 1e-10) -> Collaboration:
     """RDP: minimise the rank-deficiency-penalised alignment error from LS or OPP.
 
-    The paper minimises over the manifold of full-rank ``m_i x m_hat``
-    matrices with a Riemannian BFGS (Manopt). For ``m_hat <= m_i`` that
-    manifold is an open subset of the space of all matrices, so with the
-    Euclidean metric and the identity retraction Riemannian BFGS *is*
-    ordinary quasi-Newton on the matrix entries; the penalty is a barrier that
-    keeps iterates away from the rank-deficient boundary. We therefore use
-    SciPy's L-BFGS with the analytic gradient (no extra dependency such as
-    pymanopt, and no retraction to pay for):
-
-    ``grad = 2 L G + weight (1 - exp(-l_i)) 2 G_i (G_i^T G_i)^{-1}`` per block,
-    with ``L`` from :func:`alignment_operator`.
-
-    The LS start is first brought to the data's size by :func:`common_scale`
-    (the LS maps are about ``1/sqrt(r)`` too small, where the penalty is huge);
-    the OPP start is left as it is (its scale is 1). ``history`` holds the
-    objective at the start and at the end.
+    ``optimizer``: ``rbfgs``, the paper's Riemannian BFGS on the product of
+    full-rank (fixed-rank ``m_hat``) ``m_i x m_hat`` matrix manifolds
+    (:func:`.manifold.rbfgs`, Manopt's ``rlbfgs`` with its fixed-rank embedded
+    geometry; ``history`` is the objective at every iteration), or ``lbfgs``,
+    SciPy's L-BFGS-B on the stacked entries (``history``: start and end).
+    Both use ``grad = 2 L G + weight (1 - exp(-l_i)) 2 G_i (G_i^T G_i)^{-1}``
+    per block, ``L`` from :func:`alignment_operator`, and stop on the relative
+    objective change ``tol``. The LS start is first brought to the data's size
+    by :func:`common_scale` (the LS maps are about ``1/sqrt(r)`` too small,
+    where the penalty is huge); the OPP start has scale 1.
 
     The penalty fixes only each ``G_i``'s volume. When the workers' principal
     subspaces share a direction (few workers: ``c`` subspaces of dimension
@@ -332,31 +333,29 @@ def rank_deficiency_penalty(anchors: Sequence[np.ndarray], n_dims: int, *, weigh
     blocks = _check(anchors, n_dims)
     if init not in ("ls", "opp"):
         raise ValidationError(f"RDP starts from 'ls' or 'opp'. Got {init!r} instead.")
+    if optimizer not in OPTIMIZERS:
+        raise ValidationError(f"RDP's optimizer is one of {OPTIMIZERS}. Got {optimizer!r} instead.")
     start = (least_squares if init == "ls" else orthogonal_procrustes)(blocks, n_dims)
     scale = common_scale(blocks, start.functions)  # LS maps are ~1/sqrt(r) of unit size
     operator = alignment_operator(blocks)
     spans = _spans(blocks)
 
-    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = _rdp_value_and_gradient(x.reshape(-1, n_dims), operator, spans, weight)
-        return value, grad.ravel()
+    def cost(G: np.ndarray) -> tuple[float, np.ndarray]:
+        return _rdp_value_and_gradient(G, operator, spans, weight)
 
-    x0 = scale * np.vstack(start.functions).ravel()
-    first, _ = objective(x0)
-    result = scipy.optimize.minimize(objective, x0, jac=True, method="L-BFGS-B",
-                                     options={"maxiter": max_iterations, "ftol": tol,
-                                              "gtol": 1e-8})
-    best, x = float(result.fun), result.x
-    if not np.isfinite(best) or best > first:
-        best, x = first, x0
-    G = x.reshape(-1, n_dims)
-    return Collaboration(tuple(G[a:b].copy() for a, b in spans), int(result.nit), (first, best))
+    G0 = scale * np.vstack(start.functions)
+    geometry = manifold.FixedRankProduct(spans=tuple(spans), n_columns=n_dims, rank=n_dims)
+    minimise = manifold.rbfgs if optimizer == "rbfgs" else manifold.lbfgs_b
+    found = minimise(cost, G0, geometry, max_iterations=max_iterations, tol=tol)
+    return Collaboration(tuple(found.point[a:b].copy() for a, b in spans), found.iterations,
+                         found.history, found.converged)
 
 
 @one_blas_thread
 def collaboration_functions(method: str, anchors: Sequence[np.ndarray], n_dims: int, *,
                             rdp_weight: float = 1.0, rdp_init: str = "opp",
-                            max_iterations: int = 500, tol: float = 1e-10) -> Collaboration:
+                            rdp_optimizer: str = "rbfgs", max_iterations: int = 500,
+                            tol: float = 1e-10) -> Collaboration:
     """Dispatch on ``method`` (one of :data:`METHODS`)."""
     if method == "ls":
         return least_squares(anchors, n_dims)
@@ -368,7 +367,8 @@ def collaboration_functions(method: str, anchors: Sequence[np.ndarray], n_dims: 
         return generalized_procrustes(anchors, n_dims, tol=tol, max_iterations=max_iterations)
     if method == "rdp":
         return rank_deficiency_penalty(anchors, n_dims, weight=rdp_weight, init=rdp_init,
-                                       max_iterations=max_iterations, tol=tol)
+                                       optimizer=rdp_optimizer, max_iterations=max_iterations,
+                                       tol=tol)
     raise ValidationError(f"Unknown collaboration method {method!r}; use one of {METHODS}.")
 
 

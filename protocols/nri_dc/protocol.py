@@ -78,7 +78,8 @@ class NRIDCParams(Declared):
     is lost from our copy, 0.1 is ours). ``n_anchor``: anchor rows (lost too;
     2000, the usual choice of the DC papers). ``anchor``: normal, uniform or
     public (rows of ``anchor_dataset``). ``rdp_weight``, ``rdp_init``: RDP's
-    penalty weight and starting point. ``max_iterations``, ``tol``: GOPP and
+    penalty weight and starting point; ``rdp_optimizer``: Riemannian BFGS (the
+    paper's) or L-BFGS-B. ``max_iterations``, ``tol``: GOPP and
     RDP stopping rules. ``rescale``: multiply every ``G_i`` by one common
     factor so the collaborative representation has the data's size (a no-op
     for square orthogonal ``G_i``; it removes the LS/GEP scale artefact, see
@@ -114,11 +115,14 @@ class NRIDCParams(Declared):
     """Weight of RDP's rank-deficiency penalty."""
     rdp_init: Annotated[str, Choice("ls", "opp")] = "opp"
     """RDP's starting point: the ls or opp solution."""
+    rdp_optimizer: Annotated[str, Choice(*collab.OPTIMIZERS)] = "rbfgs"
+    """RDP's optimiser: rbfgs (the paper's Riemannian BFGS over full-rank matrices, as Manopt's
+    rlbfgs) or lbfgs (SciPy's L-BFGS-B on the entries, for comparison)."""
     max_iterations: Annotated[int, Int(min=1)] = 500
     """Iterations at most of GOPP and of RDP's optimiser."""
     tol: Annotated[float, Float(min=0.0)] = 1e-8
     """Stopping tolerance of GOPP (relative change of the target Z) and of RDP's optimiser
-    (ftol)."""
+    (relative change of the objective)."""
     rescale: Annotated[bool, Bool()] = True
     """Multiply every G_i by one common factor so the collaborative representation has the data's
     size (a no-op for square orthogonal G_i)."""
@@ -267,8 +271,8 @@ class NRIDC(Protocol):
                 start = time.perf_counter()
                 found = collab.collaboration_functions(
                     params.collab, anchors, n_dims, rdp_weight=params.rdp_weight,
-                    rdp_init=params.rdp_init, max_iterations=params.max_iterations,
-                    tol=params.tol)
+                    rdp_init=params.rdp_init, rdp_optimizer=params.rdp_optimizer,
+                    max_iterations=params.max_iterations, tol=params.tol)
                 seconds = time.perf_counter() - start
                 scale = collab.common_scale(anchors, found.functions) if params.rescale else 1.0
                 functions = [scale * G for G in found.functions]
@@ -285,6 +289,7 @@ class NRIDC(Protocol):
                                     meta={tags.MODEL: params.model, tags.N_CLASSES: n_classes})
                            for n in names}
         info = {"collab_seconds": seconds, "collab_iterations": found.iterations,
+                "collab_converged": found.converged,
                 "alignment_error": collab.alignment_error(anchors, functions),
                 "collab_scale": scale, "n_dims": n_dims,
                 "collab_condition": float(max(np.linalg.cond(G) for G in functions))}

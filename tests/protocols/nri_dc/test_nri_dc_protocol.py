@@ -84,10 +84,13 @@ def test_ls_and_gep_scale_artefact_and_its_correction(nri_dc: NriDc) -> None:
         assert fixed["collab_scale"] > 10
 
 
-@pytest.mark.parametrize("method", ["gopp", "rdp"])
-def test_iterative_collaboration_functions_run_in_the_protocol(nri_dc: NriDc, method: str) -> None:
-    metrics = nri_dc(params={"collab": method, "n_anchor": 500}).outcome.metrics
-    assert metrics["collab_iterations"] >= 1
+@pytest.mark.parametrize(("method", "optimizer"),
+                         [("gopp", "rbfgs"), ("rdp", "rbfgs"), ("rdp", "lbfgs")])
+def test_iterative_collaboration_functions_run_in_the_protocol(nri_dc: NriDc, method: str,
+                                                               optimizer: str) -> None:
+    metrics = nri_dc(params={"collab": method, "n_anchor": 500,
+                             "rdp_optimizer": optimizer}).outcome.metrics
+    assert metrics["collab_iterations"] >= 1 and metrics["collab_converged"]
     assert metrics["roc_auc"] > metrics["local_roc_auc"] - 0.02
 
 
@@ -140,7 +143,8 @@ def test_share_erases_the_map_and_downsamples_exactly_the_violators() -> None:
 def test_bad_parameters_raise() -> None:
     for bad in ({"collab": "pca"}, {"sigma": -1.0}, {"n_anchor": 0}, {"model": "svm"},
                 {"anchor": "public"}, {"anchor_dataset": "pima"}, {"rescale": 1},
-                {"dr_downsample": True}, {"rdp_init": "gep"}, {"rdp_weight": 0.0}):
+                {"dr_downsample": True}, {"rdp_init": "gep"}, {"rdp_weight": 0.0},
+                {"rdp_optimizer": "adam"}):
         with pytest.raises(ValidationError):
             create("protocol", "nri-dc", bad)
     with pytest.raises(ValidationError, match="n_components"):
