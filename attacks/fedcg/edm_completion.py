@@ -30,7 +30,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from fedsec.attacks.fedcg.family import FedCGAttack
+from fedsec.attacks.fedcg.family import KernelBlockAttack
 from fedsec.attacks.fedcg.multilateration import (
     kernel_distances,
     landmark_rows,
@@ -49,7 +49,6 @@ from fedsec.geometry.edm import assemble_edm, classical_mds, edm, nystrom_comple
 from fedsec.interfaces import AttackSeed
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
-from fedsec.protocols.fedcg import tags
 from fedsec.registry import register
 from fedsec.seeding import generator
 from fedsec.validation import param_error
@@ -87,13 +86,11 @@ def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, me
 
 
 @register("attack", "edm-completion")
-class EDMCompletion(FedCGAttack):
+class EDMCompletion(KernelBlockAttack):
     """Complete the hidden distance block of each leaked kernel block, then MDS."""
 
     summary = ("Complete [[D_X, D_XW], [D_XW^T, D_W]] with D_X hidden (the paper's section-4 "
                "algorithms or the Nyström formula), then classical MDS.")
-    needs_any_tags = frozenset({tags.KERNEL_BLOCK, tags.CHAIN_PRODUCT})
-    default_scorer = "point-recovery"
     budget_params = ("max_iter",)
 
     @dataclass(frozen=True, kw_only=True)

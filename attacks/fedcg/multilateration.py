@@ -27,7 +27,7 @@ from typing import Annotated, Any
 import numpy as np
 
 from fedsec.attacks.fedcg.below_hull import ESTIMATORS, place_points
-from fedsec.attacks.fedcg.family import FedCGAttack
+from fedsec.attacks.fedcg.family import KernelBlockAttack
 from fedsec.attacks.fedcg.unknown_width import PRIORS, multilaterate_unknown_gamma
 from fedsec.declare import Bool, Choice, Declared, Float
 from fedsec.outcomes import Reconstruction
@@ -211,13 +211,11 @@ _UNKNOWN_WIDTH = (
 
 
 @register("attack", "multilateration")
-class Multilateration(FedCGAttack):
+class Multilateration(KernelBlockAttack):
     """Recover each owner's features from the kernel blocks an adversary sees."""
 
     summary = ("Kernel blocks to distances to landmarks, then linear least squares "
                "(landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).")
-    needs_any_tags = frozenset({tags.KERNEL_BLOCK, tags.CHAIN_PRODUCT})
-    default_scorer = "point-recovery"
     closed_form = True
 
     @dataclass(frozen=True, kw_only=True)

@@ -19,13 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fedsec.attacks.fedmv.family import FedMVAttack
+from fedsec.attacks.fedmv.family import ConsensusAttack
 from fedsec.attacks.fedmv.subspace import SubspaceAccumulation
 from fedsec.declare import Declared, owner_of
 from fedsec.errors import ValidationError
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key
-from fedsec.protocols.fedmv import tags
 from fedsec.registry import register
 from fedsec.scoring.subspace import align_known_rows
 from fedsec.validation import param_error
@@ -82,13 +81,12 @@ class RecordsParams(Declared):
 
 
 @register("attack", "known-record-alignment")
-class KnownRecordAlignment(FedMVAttack):
+class KnownRecordAlignment(ConsensusAttack):
     """Every row of a view from its recovered column space and a few records the adversary
     knows."""
 
     summary = ("V-FedMV: the column space of view k (stacked X_k W_k) aligned to m known rows "
                "gives every row of X_k; exact once m >= rank.")
-    needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
     closed_form = True
     Params = RecordsParams
 

@@ -15,12 +15,11 @@ from typing import Annotated
 
 import numpy as np
 
-from fedsec.attacks.fedmv.family import FedMVAttack
+from fedsec.attacks.fedmv.family import ConsensusAttack
 from fedsec.attacks.fedmv.subspace import SubspaceAccumulation
 from fedsec.convergence import Convergence, combine, thin
 from fedsec.declare import Declared, Float, Int
 from fedsec.outcomes import Reconstruction
-from fedsec.protocols.fedmv import tags
 from fedsec.registry import register
 from fedsec.view import View
 
@@ -99,12 +98,11 @@ def search_binary(Q: np.ndarray, *, tol: float, restarts: int, steps: int,
 
 
 @register("attack", "binary-columns")
-class BinaryColumns(FedMVAttack):
+class BinaryColumns(ConsensusAttack):
     """The 0/1 columns of each view from the server's recovered column spaces, no row known."""
 
     summary = ("V-FedMV: the 0/1 (one-hot, yes/no) columns of each view found in its recovered "
                "column space by alternating projections, without known rows.")
-    needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
     default_scorer = "binary-columns"
     starts_params = ("restarts",)
 

@@ -34,6 +34,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
+from fedsec.attacks.fedmv.family import FedAvgUpdateAttack
 from fedsec.attacks.fedmv.inversion_params import (
     Labels,
     Rate,
@@ -54,7 +55,6 @@ from fedsec.attacks.fedmv.updates import (
 from fedsec.attacks.inversion.dummy import Inversion
 from fedsec.attacks.inversion.maths import idlg_label, invert_gradient
 from fedsec.declare import Bool
-from fedsec.interfaces import Attack
 from fedsec.nn import LocalTraining, load_flat, unflatten
 from fedsec.outcomes import Reconstruction
 from fedsec.protocols.fedmv import extractor, tags
@@ -104,11 +104,11 @@ def idlg_labels(meta: dict[str, Any], target: Target, lr: float) -> np.ndarray:
     return np.array([int(np.argmax(votes))])
 
 
-class _GradientAttack(Attack):
-    """What the three attacks share: the targets, the one-step check, the per-view loop."""
+class _GradientAttack(FedAvgUpdateAttack):
+    """What the three attacks share: the targets, the one-step check, the per-view loop; each
+    names its own paper."""
 
     default_scorer = "sequence-match"
-    needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
     budget_params = ("steps",)
     starts_params = ("restarts",)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from fedsec.attacks.fedmv.family import FedMVAttack
+from fedsec.attacks.fedmv.family import ConsensusAttack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import shard_key
 from fedsec.protocols.fedmv import maths, tags
@@ -118,15 +118,20 @@ def replay(view: View, me: str, received: dict[int, np.ndarray],
     return out
 
 
+class ColumnSpaceAttack(ConsensusAttack):
+    """A V-FedMV attack whose estimate is a column space, accumulated in closed form from the
+    images of the views it reads each round."""
+
+    closed_form = True
+    default_scorer = "column-space"
+
+
 @register("attack", "subspace-accumulation")
-class SubspaceAccumulation(FedMVAttack):
+class SubspaceAccumulation(ColumnSpaceAttack):
     """The server stacks ``X_k W_k`` over rounds: the column space of each view."""
 
     summary = ("V-FedMV's server computes (1+zeta_k) Z_k - zeta_k Z = X_k W_k every round; the "
                "stacked images span the column space of view k.")
-    needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS})
-    closed_form = True
-    default_scorer = "column-space"
 
     def unmet(self, view: View) -> str | None:
         if not estimates_by_round(view, tags.VIEW_ESTIMATE):
@@ -154,14 +159,11 @@ class SubspaceAccumulation(FedMVAttack):
 
 
 @register("attack", "curious-client")
-class CuriousClient(FedMVAttack):
+class CuriousClient(ColumnSpaceAttack):
     """The label-holding client reads a linear image of the other views every round."""
 
     summary = ("V-FedMV's client holding Y subtracts its own Z_j and eta Y from each consensus: "
                "sum over the other views of a_k X_k W_k, their joint column space.")
-    needs_tags = frozenset({tags.CONSENSUS, tags.VIEW_ESTIMATE})
-    closed_form = True
-    default_scorer = "column-space"
 
     def unmet(self, view: View) -> str | None:
         if self._holder(view) is None:

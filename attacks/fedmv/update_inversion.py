@@ -34,7 +34,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from fedsec.attacks.fedmv.family import FedMVAttack
+from fedsec.attacks.fedmv.family import FedAvgUpdateAttack
 from fedsec.attacks.fedmv.inversion_params import Labels, Rate, Seed, UpdateInversion, Weight
 from fedsec.attacks.fedmv.update_labels import combine_counts, read_counts
 from fedsec.attacks.fedmv.updates import (
@@ -120,13 +120,12 @@ def reconstruct(attack: Attack, view: View, targets: list[Target], invert: Inver
 
 
 @register("attack", "fedavg-inversion")
-class FedAvgInversion(FedMVAttack):
+class FedAvgInversion(FedAvgUpdateAttack):
     """Gradient inversion of a client's FedAvg update (the server, or all clients but one)."""
 
     summary = ("S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit "
                "them to the weights it returned (Dimitrov et al.'s FedAvg inversion).")
     default_scorer = "sequence-match"
-    needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
     budget_params = ("steps",)
     starts_params = ("restarts",)
 

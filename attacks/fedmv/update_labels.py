@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from fedsec.attacks.fedmv.family import FedMVAttack
+from fedsec.attacks.fedmv.family import FedAvgUpdateAttack
 from fedsec.attacks.fedmv.inversion_params import UpdateRead
 from fedsec.attacks.fedmv.updates import (
     Target,
@@ -122,13 +122,12 @@ def combine_counts(per_view: list[np.ndarray], n: int) -> np.ndarray:
 
 
 @register("attack", "update-labels")
-class UpdateLabels(FedMVAttack):
+class UpdateLabels(FedAvgUpdateAttack):
     """The label counts of a client's local set from its FedAvg update's output bias."""
 
     summary = ("S-FedMV: the classes a client trained on, from the output-bias update of its "
                "FedAvg weights (iDLG for one sample; counts under SGD).")
     default_scorer = "label-counts"
-    needs_tags = frozenset({tags.EXTRACTOR_GLOBAL, tags.EXTRACTOR_UPDATE})
     closed_form = True
 
     @dataclass(frozen=True, kw_only=True)

@@ -37,11 +37,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fedsec.interfaces import Attack
+from fedsec.attacks.nri_dc.family import NRIDCAttack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import held_value, is_held_shard_field, parse_truth_key, shard_key
 from fedsec.protocols.nri_dc import tags
-from fedsec.protocols.nri_dc.protocol import PAPER
 from fedsec.registry import register
 from fedsec.views import View
 
@@ -114,12 +113,11 @@ def own_data_mean(view: View, n_features: int) -> np.ndarray:
 
 
 @register("attack", "pinv-reconstruction")
-class PinvReconstruction(Attack):
+class PinvReconstruction(NRIDCAttack):
     """Rebuild each worker's shared rows from its anchor image, once the anchor is known."""
 
     summary = ("F_hat = pinv(X_anc) A_i, X_hat_i = X_tilde_i pinv(F_hat): NRI-DC data under "
                "worker-master collusion or eavesdropping without TLS (rows stay permuted).")
-    paper = PAPER
     needs_tags = frozenset({tags.INTERMEDIATE, tags.ANCHOR_REPRESENTATION})
     closed_form = True
     default_scorer = "matched-rows"

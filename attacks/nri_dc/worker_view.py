@@ -28,13 +28,13 @@ from typing import Annotated, Any
 
 import numpy as np
 
+from fedsec.attacks.nri_dc.family import NRIDCAttack
 from fedsec.attacks.nri_dc.pinv_reconstruction import observed_anchor, opened
 from fedsec.declare import Declared, Float
-from fedsec.interfaces import Attack
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import held_shard, shard_key
 from fedsec.protocols.nri_dc import tags
-from fedsec.protocols.nri_dc.protocol import MASTER, PAPER
+from fedsec.protocols.nri_dc.protocol import MASTER
 from fedsec.registry import register
 from fedsec.views import View
 
@@ -101,13 +101,12 @@ def replies(view: View) -> dict[str, np.ndarray]:
 
 
 @register("attack", "worker-view")
-class WorkerView(Attack):
+class WorkerView(NRIDCAttack):
     """Another worker's records from what a worker receives: the anchor and the master's reply."""
 
     summary = ("NRI-DC Theorem 2.4: a worker's estimate of other workers' records from the "
                "anchor and the master's labels of it (its own class means mixed in the "
                "collaborative model's class balance), against its own records' mean.")
-    paper = PAPER
     default_scorer = "reconstruction-error"
     produces = "rows"
     needs_tags = frozenset({tags.ANCHOR_PREDICTIONS})

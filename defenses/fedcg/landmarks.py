@@ -24,13 +24,18 @@ PAPER = ("Damiani, Rodina, Decherchi, A Hybrid Federated Kernel Regularized Leas
 FEDCG = frozenset({"cencg", "fedcg-naive", "fedcg-secure"})
 
 
+class FedCGDefense(Defense):
+    """A countermeasure of FedCG's paper: it sets one parameter of a FedCG protocol."""
+
+    paper = PAPER
+    protocols = FEDCG
+
+
 @register("defense", "random-landmarks")
-class RandomLandmarks(Defense):
+class RandomLandmarks(FedCGDefense):
     """Landmarks drawn at random (U: uniform on [0,1]^d, N: normal fitted to the data)."""
 
     summary = "Draw landmarks at random (U or N) instead of sampling training rows (P)."
-    paper = PAPER
-    protocols = FEDCG
     sets: ClassVar[Mapping[str, str]] = {"landmark_method": "method"}
 
     @dataclass(frozen=True, kw_only=True)
@@ -41,12 +46,10 @@ class RandomLandmarks(Defense):
 
 
 @register("defense", "few-landmarks")
-class FewLandmarks(Defense):
+class FewLandmarks(FedCGDefense):
     """Fewer landmarks: fewer distances per point to invert."""
 
     summary = "Use m landmarks (below the feature count, no point is identifiable)."
-    paper = PAPER
-    protocols = FEDCG
     sets: ClassVar[Mapping[str, str]] = {"n_landmarks": "m"}
 
     @dataclass(frozen=True, kw_only=True)
@@ -57,12 +60,10 @@ class FewLandmarks(Defense):
 
 
 @register("defense", "random-kernel-width")
-class RandomKernelWidth(Defense):
+class RandomKernelWidth(FedCGDefense):
     """A random kernel width per landmark, drawn from the clients' seed."""
 
     summary = "Give each landmark its own random kernel width gamma (1 + u_j), u_j ~ U(0, jitter)."
-    paper = PAPER
-    protocols = FEDCG
     sets: ClassVar[Mapping[str, str]] = {"gamma_jitter": "jitter"}
 
     @dataclass(frozen=True, kw_only=True)

@@ -256,11 +256,7 @@ class CkksBackend(MaskingBackend):
                     self.describe_payload(protected))
 
     def from_wire(self, context: KeyContext, party: str, wire: Wire) -> Protected:
-        if not isinstance(wire.payload, bytes):
-            raise ValidationError("A CKKS payload must be envelope bytes, not an array.")
-        header, body = envelope.unwrap(wire.payload)
-        if header.get("key_id") != context.key_id:
-            raise ValidationError("A CKKS payload is encrypted under another key than this run's.")
+        header, body = envelope.unwrap_payload(wire.payload, scheme="CKKS", key_id=context.key_id)
         chunks = _chunks(context.state["contexts"][party], header, body)
         return Protected(self.name, context.key_id, header["elements"], chunks,
                          {k: header[k] for k in ("summands", "level", "bound", "error_bound")})

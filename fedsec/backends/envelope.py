@@ -12,7 +12,7 @@ import json
 import struct
 from typing import Any
 
-from fedsec.errors import TranscriptError
+from fedsec.errors import TranscriptError, ValidationError
 
 MAGIC = b"FSEC"
 VERSION = 1
@@ -46,3 +46,14 @@ def unwrap(data: bytes) -> tuple[dict[str, Any], bytes]:
     start = _HEAD.size
     header = json.loads(data[start : start + size].decode())
     return header, bytes(data[start + size :])
+
+
+def unwrap_payload(payload: Any, *, scheme: str, key_id: str) -> tuple[dict[str, Any], bytes]:
+    """Header and body of a wire payload of ``scheme`` (``"CKKS"``, ``"Paillier"``): refuses an
+    array, and an envelope encrypted under another key than ``key_id``, this run's."""
+    if not isinstance(payload, bytes):
+        raise ValidationError(f"A {scheme} payload must be envelope bytes, not an array.")
+    header, body = unwrap(payload)
+    if header.get("key_id") != key_id:
+        raise ValidationError(f"A {scheme} payload is encrypted under another key than this run's.")
+    return header, body

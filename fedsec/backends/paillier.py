@@ -252,11 +252,8 @@ class PaillierBackend(MaskingBackend):
                     self.describe_payload(protected))
 
     def from_wire(self, context: KeyContext, party: str, wire: Wire) -> Protected:
-        if not isinstance(wire.payload, bytes):
-            raise ValidationError("A Paillier payload must be envelope bytes, not an array.")
-        header, body = envelope.unwrap(wire.payload)
-        if header.get("key_id") != context.key_id:
-            raise ValidationError("A Paillier payload is encrypted under a key of another run.")
+        header, body = envelope.unwrap_payload(wire.payload, scheme="Paillier",
+                                               key_id=context.key_id)
         n = context.state["n"]
         return Protected(self.name, context.key_id, header["elements"], _ciphertexts(header, body),
                          {"summands": header["summands"], "n2": n * n})

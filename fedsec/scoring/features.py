@@ -16,9 +16,9 @@ from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
 from fedsec.scoring.reconstruction import (
     EpsilonParams,
-    advantage,
-    mean_over_targets,
+    advantage_meaning,
     per_target,
+    target_summary,
 )
 
 PAPER = ("Gu, Dang, Li, Huang, Federated Doubly Stochastic Kernel Learning for Vertically "
@@ -62,8 +62,7 @@ class FeatureRecovery(Scorer):
             "the relative error of each sample (row), averaged."),
         "fraction_recovered": (
             "the fraction of samples recovered within relative error epsilon."),
-        "advantage": (
-            "1 - relative error / the baseline's (1: exact, 0: the baseline)."),
+        "advantage": advantage_meaning("relative error"),
     }
 
     def score(self, reconstruction: Reconstruction,
@@ -71,10 +70,6 @@ class FeatureRecovery(Scorer):
         eps = self.params.epsilon
         targets = per_target(reconstruction, truth, lambda e, t: _recovery(
             np.atleast_2d(e), np.atleast_2d(t), eps))
-        summary: dict[str, Any] = {"n_targets": len(targets), "epsilon": eps}
-        summary.update(mean_over_targets(targets, ("relative_error", "feature_error_mean",
-                                                      "sample_error_mean", "fraction_recovered")))
-        error, base = summary["relative_error"], summary["baseline_relative_error"]
-        summary["advantage"] = advantage(error, base)
-        summary["per_target"] = targets
-        return summary
+        return target_summary(targets, ("relative_error", "feature_error_mean",
+                                        "sample_error_mean", "fraction_recovered"),
+                              advantage_of="relative_error", epsilon=eps)

@@ -18,7 +18,7 @@ from fedsec.errors import ValidationError
 from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, other_parties, scored_targets
+from fedsec.scoring.reconstruction import other_parties, scored_targets, target_summary
 
 
 def distribution(labels: np.ndarray, n_classes: int) -> np.ndarray:
@@ -91,11 +91,5 @@ class LabelCounts(Scorer):
                 entry["baseline_label_error"] = float("nan")
                 entry["baseline_exact_rate"] = float("nan")
             per_target[key] = entry
-        summary: dict[str, Any] = {"n_targets": len(per_target)}
-        for metric in ("label_error", "exact_rate"):
-            for prefix in ("", "baseline_"):
-                values = [e[prefix + metric] for e in per_target.values()]
-                summary[prefix + metric] = float(np.mean(values)) if values else float("nan")
-        summary["advantage"] = advantage(summary["label_error"], summary["baseline_label_error"])
-        summary["per_target"] = per_target
-        return summary
+        return target_summary(per_target, ("label_error", "exact_rate"),
+                              advantage_of="label_error")

@@ -21,9 +21,9 @@ from fedsec.outcomes import Reconstruction
 from fedsec.registry import register
 from fedsec.scoring.reconstruction import (
     EpsilonParams,
-    advantage,
-    mean_over_targets,
+    advantage_meaning,
     per_target,
+    target_summary,
 )
 
 
@@ -73,20 +73,15 @@ class PointRecovery(Scorer):
             "the fraction of points recovered within epsilon after alignment."),
         "fraction_estimated": (
             "the fraction of points the attack could estimate at all."),
-        "advantage": (
-            "1 - point error / the baseline's (1: exact, 0: the baseline)."),
+        "advantage": advantage_meaning("point error"),
     }
 
     def score(self, reconstruction: Reconstruction,
               truth: Mapping[str, np.ndarray | bytes]) -> dict[str, Any]:
         eps = self.params.epsilon
         targets = per_target(reconstruction, truth, lambda e, t: self._metrics(e, t, eps))
-        summary: dict[str, Any] = {"n_targets": len(targets), "epsilon": eps}
-        summary.update(mean_over_targets(targets, ("distance_error", "point_error",
-                                                      "fraction_recovered")))
-        summary["advantage"] = advantage(summary["point_error"], summary["baseline_point_error"])
-        summary["per_target"] = targets
-        return summary
+        return target_summary(targets, ("distance_error", "point_error", "fraction_recovered"),
+                              advantage_of="point_error", epsilon=eps)
 
     @staticmethod
     def _metrics(estimate: np.ndarray, truth: np.ndarray, eps: float) -> dict[str, float]:

@@ -139,6 +139,37 @@ def mean_over_targets(per_target: Mapping[str, Mapping[str, float]],
     return out
 
 
+def target_summary(per_target: Mapping[str, Mapping[str, float]], names: Iterable[str], *,
+                   advantage_of: str, **facts: Any) -> dict[str, Any]:
+    """What a scorer returns from its per-target metrics: the number of targets, ``facts``,
+    each of ``names`` averaged with its baseline (:func:`mean_over_targets`), the
+    :func:`advantage` on ``advantage_of``, and ``per_target`` itself.
+
+    Examples
+    --------
+    >>> summary = target_summary({"a": {"e": 0.5, "baseline_e": 1.0}}, ["e"], advantage_of="e",
+    ...                          epsilon=0.1)
+    >>> list(summary), summary["advantage"]
+    (['n_targets', 'epsilon', 'e', 'baseline_e', 'advantage', 'per_target'], 0.5)
+    """
+    summary: dict[str, Any] = {"n_targets": len(per_target), **facts}
+    summary.update(mean_over_targets(per_target, names))
+    summary["advantage"] = advantage(summary[advantage_of], summary[f"baseline_{advantage_of}"])
+    summary["per_target"] = per_target
+    return summary
+
+
+def advantage_meaning(error: str) -> str:
+    """The glossary entry of an ``advantage`` that :func:`advantage` computes on ``error``.
+
+    Examples
+    --------
+    >>> advantage_meaning("point error")
+    "1 - point error / the baseline's (1: exact, 0: the baseline)."
+    """
+    return f"1 - {error} / the baseline's (1: exact, 0: the baseline)."
+
+
 def advantage(error: float, baseline_error: float) -> float:
     """``1 - error / baseline_error``: 1 is exact recovery, 0 no better than the naive guess.
 

@@ -39,6 +39,7 @@ from fedsec.registry import register
 from fedsec.scoring.reconstruction import (
     EpsilonParams,
     advantage,
+    advantage_meaning,
     check_truth,
     mean_over_targets,
 )
@@ -282,8 +283,7 @@ class MatchedRows(Scorer):
         "pool_size": "the number of candidate records a row is linked among (the pool's size).",
         "label_accuracy": (
             "the fraction of estimated labels equal to the linked record's label."),
-        "advantage": (
-            "1 - set error / the baseline's (1: exact, 0: the baseline)."),
+        "advantage": advantage_meaning("set error"),
     }
 
     def score(self, reconstruction: Reconstruction,

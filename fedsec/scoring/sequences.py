@@ -23,7 +23,7 @@ from fedsec.interfaces import Scorer
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import parse_truth_key, truth_key
 from fedsec.registry import register
-from fedsec.scoring.reconstruction import advantage, check_truth, other_parties
+from fedsec.scoring.reconstruction import check_truth, other_parties, target_summary
 from fedsec.scoring.reconstruction_match import match_reconstructions
 
 METRICS = ("mse", "correlation", "label_accuracy", "nearest_rate")
@@ -103,11 +103,4 @@ class SequenceMatch(Scorer):
                           for m in METRICS})
             entry["n_matched"] = float(rows[0]["n_matched"]) if rows else 0.0
             per_target[key] = entry
-        summary: dict[str, Any] = {"n_targets": len(per_target)}
-        for m in METRICS:
-            for prefix in ("", "baseline_"):
-                values = [e[prefix + m] for e in per_target.values()]
-                summary[prefix + m] = float(np.mean(values)) if values else float("nan")
-        summary["advantage"] = advantage(summary["mse"], summary["baseline_mse"])
-        summary["per_target"] = per_target
-        return summary
+        return target_summary(per_target, METRICS, advantage_of="mse")
