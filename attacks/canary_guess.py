@@ -74,11 +74,13 @@ def canary_residual(total: np.ndarray | None, holder: np.ndarray | None,
 
 @register("attack", "canary-guess")
 class CanaryGuess(Attack):
-    """Score each canary of a secure sum in canary mode by its inner product with what the
-    adversary observed of the canary party's contribution."""
+    """Scores each canary of secure-sum's canary mode from what the adversary saw (the one-run
+    privacy audit's guesses).
 
-    summary = ("Scores each canary of secure-sum's canary mode from what the adversary saw "
-               "(the one-run privacy audit's guesses).")
+    Score each canary of a secure sum in canary mode by its inner product with what the
+    adversary observed of the canary party's contribution.
+    """
+
     paper = PAPER
     default_scorer = "canary-epsilon"
     needs_tags = frozenset({CONTRIBUTION_TAG})

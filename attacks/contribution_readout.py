@@ -38,9 +38,11 @@ def equal_share(total: np.ndarray, n_senders: int) -> np.ndarray:
 
 @register("attack", "contribution-readout")
 class ContributionReadout(Attack):
-    """Take each observed contribution at face value when it is readable."""
+    """Reads each sender's contribution to a secure sum from the observed messages.
 
-    summary = "Reads each sender's contribution to a secure sum from the observed messages."
+    Take each observed contribution at face value when it is readable.
+    """
+
     paper = "Bonawitz et al., Practical Secure Aggregation for Privacy-Preserving ML, CCS 2017"
     needs_tags = frozenset({CONTRIBUTION_TAG})
     closed_form = True

@@ -37,10 +37,12 @@ ANCHORS = ("prior", "minmax")
 
 @register("attack", "linear-inference")
 class LinearInference(Attack):
-    """Regression over every equation a view holds about each secret row, exact or noisy."""
+    """Least squares over observed messages linear in a secret (FDSKL's masked partial products,
+    FedCG's Gram products), with noise of known mean and shared offsets.
 
-    summary = ("Least squares over observed messages linear in a secret (FDSKL's masked partial "
-               "products, FedCG's Gram products), with noise of known mean and shared offsets.")
+    Regression over every equation a view holds about each secret row, exact or noisy.
+    """
+
     paper = PAPER
     default_scorer = "feature-recovery"
     needs_tags = frozenset()  # each extractor declares its own (Extractor.tags)

@@ -165,11 +165,12 @@ def _pair_key(held: Mapping[str, bytes], s: SumShares, target: str, other: str,
 
 @register("attack", "mask-share-coalition")
 class MaskShareCoalition(Attack):
-    """The aggregator with colluding senders unmasks a contribution to a dropout-tolerant sum."""
+    """The aggregator with colluding senders rebuilds a sender's masks from the key shares of a
+    dropout-tolerant noise sum and reads its contribution (at or above the Shamir threshold).
 
-    summary = ("The aggregator with colluding senders rebuilds a sender's masks from the key "
-               "shares of a dropout-tolerant noise sum and reads its contribution (at or above "
-               "the Shamir threshold).")
+    The aggregator with colluding senders unmasks a contribution to a dropout-tolerant sum.
+    """
+
     paper = ("Bonawitz et al., Practical Secure Aggregation for Privacy-Preserving ML, CCS "
              "2017")
     needs_tags = frozenset({CONTRIBUTION_TAG})

@@ -34,10 +34,12 @@ from fedsec.registry import register
 
 @register("defense", "gaussian-noise")
 class GaussianNoise(Defense):
-    """Adds N(0, sigma^2) to every value a party sends at the declared points."""
+    """Each party adds N(0, sigma^2) noise to what it sends (an epsilon once clip or sensitivity
+    bounds it).
 
-    summary = ("Each party adds N(0, sigma^2) noise to what it sends (an epsilon once clip or "
-               "sensitivity bounds it).")
+    Adds N(0, sigma^2) to every value a party sends at the declared points.
+    """
+
     paper = "Dwork and Roth, The Algorithmic Foundations of Differential Privacy, 2014"
     protocols = frozenset({"secure-sum"})
     points = frozenset({CONTRIBUTION_TAG})

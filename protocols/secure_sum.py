@@ -137,10 +137,11 @@ def pooled_moments(total: np.ndarray, n_features: int) -> dict[str, np.ndarray]:
 
 @register("protocol", "secure-sum")
 class SecureSum(Protocol):
-    """Data parties send protected local statistics; the aggregator opens only the sum."""
+    """Each party holds a vector; an aggregator learns only their sum (if the backend protects it).
 
-    summary = ("Each party holds a vector; an aggregator learns only their sum "
-               "(if the backend protects it).")
+    Data parties send protected local statistics; the aggregator opens only the sum.
+    """
+
     paper = "Bonawitz et al., Practical Secure Aggregation for Privacy-Preserving ML, CCS 2017"
     partition_kinds = ("horizontal",)
     default_partition = "horizontal:parties=5"

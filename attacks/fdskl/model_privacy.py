@@ -200,11 +200,12 @@ def kernel_of(view: View) -> dict[str, Any]:
 
 @register("attack", "model-readout")
 class ModelReadout(Attack):
-    """Another active worker's share of ``f`` at training rows, from the partial predictions."""
+    """FDSKL model privacy: read other active workers' partial predictions f^l(x_i) exactly from the
+    tree sums (or a backend's direct share); the alphas stay at the baseline.
 
-    summary = ("FDSKL model privacy: read other active workers' partial predictions f^l(x_i) "
-               "exactly from the tree sums (or a backend's direct share); the alphas stay at "
-               "the baseline.")
+    Another active worker's share of ``f`` at training rows, from the partial predictions.
+    """
+
     paper = PAPER
     default_scorer = "decision-function"
     needs_tags = frozenset({tags.PARTIAL_PREDICTION})

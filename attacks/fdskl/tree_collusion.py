@@ -52,10 +52,12 @@ def coalition_table(obs: fo.Observations, max_size: int) -> list[dict[str, Any]]
 
 @register("attack", "tree-collusion")
 class TreeCollusion(Attack):
-    """Exact partial products from sums a coalition can combine so that every offset cancels."""
+    """Coalitions on FDSKL's trees: combine T1 and T2 sums so the offsets cancel, read exact partial
+    dot products, solve for the covered workers' features.
 
-    summary = ("Coalitions on FDSKL's trees: combine T1 and T2 sums so the offsets cancel, read "
-               "exact partial dot products, solve for the covered workers' features.")
+    Exact partial products from sums a coalition can combine so that every offset cancels.
+    """
+
     paper = PAPER
     default_scorer = "feature-recovery"
     needs_tags = frozenset({tags.PARTIAL_DOT, tags.TREE_PLAN})

@@ -87,10 +87,12 @@ def complete_hidden_block(D_XW: np.ndarray, D_W: np.ndarray | None, dim: int, me
 
 @register("attack", "edm-completion")
 class EDMCompletion(KernelBlockAttack):
-    """Complete the hidden distance block of each leaked kernel block, then MDS."""
+    """Complete [[D_X, D_XW], [D_XW^T, D_W]] with D_X hidden (the paper's section-4 algorithms or
+    the Nyström formula), then classical MDS.
 
-    summary = ("Complete [[D_X, D_XW], [D_XW^T, D_W]] with D_X hidden (the paper's section-4 "
-               "algorithms or the Nyström formula), then classical MDS.")
+    Complete the hidden distance block of each leaked kernel block, then MDS.
+    """
+
     budget_params = ("max_iter",)
 
     @dataclass(frozen=True, kw_only=True)

@@ -104,10 +104,12 @@ def _summed(view: View, messages: list) -> np.ndarray | None:
 
 @register("attack", "gram-inference")
 class GramInference(Attack):
-    """Recover Gram matrices ``K_h^T K_h`` from the server's (direction, product) pairs."""
+    """Solve the linear system the CG epochs' (direction, Gram product) pairs form: per-cohort Gram
+    matrices under plain, their sum under a masking backend.
 
-    summary = ("Solve the linear system the CG epochs' (direction, Gram product) pairs form: "
-               "per-cohort Gram matrices under plain, their sum under a masking backend.")
+    Recover Gram matrices ``K_h^T K_h`` from the server's (direction, product) pairs.
+    """
+
     paper = PAPER
     needs_tags = frozenset({tags.CG_DIRECTION, tags.GRAM_PRODUCT})
     closed_form = True  # one least-squares solve per contributor

@@ -212,10 +212,12 @@ _UNKNOWN_WIDTH = (
 
 @register("attack", "multilateration")
 class Multilateration(KernelBlockAttack):
-    """Recover each owner's features from the kernel blocks an adversary sees."""
+    """Kernel blocks to distances to landmarks, then linear least squares (landmarks from the
+    clients' seed, or from P-landmark rows up to a rigid motion).
 
-    summary = ("Kernel blocks to distances to landmarks, then linear least squares "
-               "(landmarks from the clients' seed, or from P-landmark rows up to a rigid motion).")
+    Recover each owner's features from the kernel blocks an adversary sees.
+    """
+
     closed_form = True
 
     @dataclass(frozen=True, kw_only=True)

@@ -61,11 +61,12 @@ def disaggregate(blocks: list[np.ndarray], means: list[np.ndarray]) -> tuple[np.
 
 @register("attack", "cluster-disaggregation")
 class ClusterDisaggregation(FedGraphAttack):
-    """Per-row embeddings from a group's re-drawn cluster means (a colluder knows the seeds)."""
+    """FedGraph: a client of the sample group, colluding with the server, re-draws the clusters from
+    the shared seeds and solves the cluster means for every client's per-row embeddings.
 
-    summary = ("FedGraph: a client of the sample group, colluding with the server, re-draws "
-               "the clusters from the shared seeds and solves the cluster means for every "
-               "client's per-row embeddings.")
+    Per-row embeddings from a group's re-drawn cluster means (a colluder knows the seeds).
+    """
+
     default_scorer = "reconstruction-error"
     closed_form = True
     needs_tags = frozenset({tags.CLUSTER_SEED, tags.CLUSTER_EMBEDDINGS})

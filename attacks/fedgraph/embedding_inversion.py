@@ -127,11 +127,12 @@ def start_points(kinds: list[tuple[str, int]], embeddings: np.ndarray, dim: int,
 
 @register("attack", "embedding-inversion")
 class EmbeddingInversion(FedGraphAttack):
-    """White-box inversion of the embeddings a client sends (its extractor leaked)."""
+    """FedGraph: invert a client's raw embeddings with its extractor's weights (He et al.'s
+    white-box model inversion, solved by box-constrained Gauss-Newton from several starts).
 
-    summary = ("FedGraph: invert a client's raw embeddings with its extractor's weights "
-               "(He et al.'s white-box model inversion, solved by box-constrained "
-               "Gauss-Newton from several starts).")
+    White-box inversion of the embeddings a client sends (its extractor leaked).
+    """
+
     default_scorer = "pixel-recovery"
     budget_params = ("steps",)
     needs_any_tags = frozenset(SOURCES)

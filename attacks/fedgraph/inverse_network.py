@@ -39,11 +39,11 @@ from fedsec.view import View
 
 @register("attack", "inverse-network")
 class InverseNetwork(LearnedInversion):
-    """Query-free inversion of a client's test embeddings by a network trained on its rows."""
+    """FedGraph: an inverse network trained on a colluder's (input, embedding) pairs turns a
+    client's test embeddings back into inputs (He et al.'s query-free attack).
 
-    summary = ("FedGraph: an inverse network trained on a colluder's (input, embedding) pairs "
-               "turns a client's test embeddings back into inputs (He et al.'s query-free "
-               "attack).")
+    Query-free inversion of a client's test embeddings by a network trained on its rows.
+    """
 
     @dataclass(frozen=True, kw_only=True)
     class Params(DecoderTraining):

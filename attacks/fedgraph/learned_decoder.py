@@ -41,12 +41,12 @@ DECODERS = ("ridge", "mlp")
 
 @register("attack", "learned-decoder")
 class LearnedDecoder(LearnedInversion):
-    """A decoder fitted on a colluder's own (embedding, input) pairs reads a client's test
-    embeddings back as inputs."""
+    """FedGraph: a ridge or MLP decoder fitted on a colluder's own (embedding, input) pairs, its
+    capacity chosen on held-out pairs, turns a client's test embeddings back into inputs.
 
-    summary = ("FedGraph: a ridge or MLP decoder fitted on a colluder's own (embedding, input) "
-               "pairs, its capacity chosen on held-out pairs, turns a client's test embeddings "
-               "back into inputs.")
+    A decoder fitted on a colluder's own (embedding, input) pairs reads a client's test
+    embeddings back as inputs.
+    """
 
     @dataclass(frozen=True, kw_only=True)
     class Params(DecoderTraining):

@@ -82,11 +82,13 @@ class RecordsParams(Declared):
 
 @register("attack", "known-record-alignment")
 class KnownRecordAlignment(ConsensusAttack):
-    """Every row of a view from its recovered column space and a few records the adversary
-    knows."""
+    """V-FedMV: the column space of view k (stacked X_k W_k) aligned to m known rows gives every row
+    of X_k; exact once m >= rank.
 
-    summary = ("V-FedMV: the column space of view k (stacked X_k W_k) aligned to m known rows "
-               "gives every row of X_k; exact once m >= rank.")
+    Every row of a view from its recovered column space and a few records the adversary
+    knows.
+    """
+
     closed_form = True
     Params = RecordsParams
 

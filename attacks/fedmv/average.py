@@ -29,10 +29,12 @@ from fedsec.view import View
 
 @register("attack", "average-difference")
 class AverageDifference(FedMVAttack):
-    """All clients but one, with the broadcast average: the remaining client's weights."""
+    """H-FedMV: a coalition of every client but one subtracts its own weighted weights from the
+    broadcast average and reads the last client's W.
 
-    summary = ("H-FedMV: a coalition of every client but one subtracts its own weighted "
-               "weights from the broadcast average and reads the last client's W.")
+    All clients but one, with the broadcast average: the remaining client's weights.
+    """
+
     needs_tags = frozenset({tags.GLOBAL_WEIGHTS, tags.LOCAL_WEIGHTS})
     closed_form = True
 

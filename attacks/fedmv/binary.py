@@ -99,10 +99,12 @@ def search_binary(Q: np.ndarray, *, tol: float, restarts: int, steps: int,
 
 @register("attack", "binary-columns")
 class BinaryColumns(ConsensusAttack):
-    """The 0/1 columns of each view from the server's recovered column spaces, no row known."""
+    """V-FedMV: the 0/1 (one-hot, yes/no) columns of each view found in its recovered column space
+    by alternating projections, without known rows.
 
-    summary = ("V-FedMV: the 0/1 (one-hot, yes/no) columns of each view found in its recovered "
-               "column space by alternating projections, without known rows.")
+    The 0/1 columns of each view from the server's recovered column spaces, no row known.
+    """
+
     default_scorer = "binary-columns"
     starts_params = ("restarts",)
 

@@ -128,10 +128,11 @@ class ColumnSpaceAttack(ConsensusAttack):
 
 @register("attack", "subspace-accumulation")
 class SubspaceAccumulation(ColumnSpaceAttack):
-    """The server stacks ``X_k W_k`` over rounds: the column space of each view."""
+    """V-FedMV's server computes (1+zeta_k) Z_k - zeta_k Z = X_k W_k every round; the stacked images
+    span the column space of view k.
 
-    summary = ("V-FedMV's server computes (1+zeta_k) Z_k - zeta_k Z = X_k W_k every round; the "
-               "stacked images span the column space of view k.")
+    The server stacks ``X_k W_k`` over rounds: the column space of each view.
+    """
 
     def unmet(self, view: View) -> str | None:
         if not estimates_by_round(view, tags.VIEW_ESTIMATE):
@@ -160,10 +161,11 @@ class SubspaceAccumulation(ColumnSpaceAttack):
 
 @register("attack", "curious-client")
 class CuriousClient(ColumnSpaceAttack):
-    """The label-holding client reads a linear image of the other views every round."""
+    """V-FedMV's client holding Y subtracts its own Z_j and eta Y from each consensus: sum over the
+    other views of a_k X_k W_k, their joint column space.
 
-    summary = ("V-FedMV's client holding Y subtracts its own Z_j and eta Y from each consensus: "
-               "sum over the other views of a_k X_k W_k, their joint column space.")
+    The label-holding client reads a linear image of the other views every round.
+    """
 
     def unmet(self, view: View) -> str | None:
         if self._holder(view) is None:

@@ -42,10 +42,12 @@ def solve_rows(images: np.ndarray, W: np.ndarray, prior: np.ndarray) -> np.ndarr
 
 @register("attack", "test-inference")
 class TestInference(FedMVAttack):
-    """Every test row of a view from the test phase's first images, once ``W_k`` is known."""
+    """V-FedMV test phase: X_k^test W_k read by the server; with W_k (from aligned training rows)
+    each test row solves x W_k = p (exact when d_k <= C).
 
-    summary = ("V-FedMV test phase: X_k^test W_k read by the server; with W_k (from aligned "
-               "training rows) each test row solves x W_k = p (exact when d_k <= C).")
+    Every test row of a view from the test phase's first images, once ``W_k`` is known.
+    """
+
     needs_tags = frozenset({tags.VIEW_ESTIMATE, tags.CONSENSUS, tags.TEST_ESTIMATE})
     closed_form = True
     __test__ = False  # a class named Test* is not a pytest test

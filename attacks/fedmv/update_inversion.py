@@ -121,10 +121,12 @@ def reconstruct(attack: Attack, view: View, targets: list[Target], invert: Inver
 
 @register("attack", "fedavg-inversion")
 class FedAvgInversion(FedAvgUpdateAttack):
-    """Gradient inversion of a client's FedAvg update (the server, or all clients but one)."""
+    """S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit them to the
+    weights it returned (Dimitrov et al.'s FedAvg inversion).
 
-    summary = ("S-FedMV: simulate a client's local RMSProp epochs on dummy sequences and fit "
-               "them to the weights it returned (Dimitrov et al.'s FedAvg inversion).")
+    Gradient inversion of a client's FedAvg update (the server, or all clients but one).
+    """
+
     default_scorer = "sequence-match"
     budget_params = ("steps",)
     starts_params = ("restarts",)

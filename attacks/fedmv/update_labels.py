@@ -123,10 +123,12 @@ def combine_counts(per_view: list[np.ndarray], n: int) -> np.ndarray:
 
 @register("attack", "update-labels")
 class UpdateLabels(FedAvgUpdateAttack):
-    """The label counts of a client's local set from its FedAvg update's output bias."""
+    """S-FedMV: the classes a client trained on, from the output-bias update of its FedAvg weights
+    (iDLG for one sample; counts under SGD).
 
-    summary = ("S-FedMV: the classes a client trained on, from the output-bias update of its "
-               "FedAvg weights (iDLG for one sample; counts under SGD).")
+    The label counts of a client's local set from its FedAvg update's output bias.
+    """
+
     default_scorer = "label-counts"
     closed_form = True
 

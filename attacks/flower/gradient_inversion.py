@@ -182,10 +182,12 @@ def read_labels(target: Target, network: Any, n: int) -> np.ndarray:
 
 @register("attack", "flower-gradient-inversion")
 class FlowerGradientInversion(Attack):
-    """DLG, iDLG or Inverting Gradients on each Flower client's FedSGD update (the server)."""
+    """DLG / iDLG / Inverting Gradients on a Flower client's FedSGD update: its training rows from
+    the train reply and the global model it was sent.
 
-    summary = ("DLG / iDLG / Inverting Gradients on a Flower client's FedSGD update: its "
-               "training rows from the train reply and the global model it was sent.")
+    DLG, iDLG or Inverting Gradients on each Flower client's FedSGD update (the server).
+    """
+
     paper = "Zhu, Liu, Han, Deep Leakage from Gradients, NeurIPS 2019"
     default_scorer = "pixel-recovery"
     needs_tags = frozenset({tags.TRAIN_INSTRUCTION, tags.TRAIN_REPLY,

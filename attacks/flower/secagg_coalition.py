@@ -166,11 +166,12 @@ def unmasked_sum(r: SecAggRound) -> np.ndarray:
 
 @register("attack", "flower-secagg-coalition")
 class FlowerSecAggCoalition(Attack):
-    """The server with colluding clients unmasks a client's SecAgg+ upload."""
+    """The server with colluding clients rebuilds a Flower client's SecAgg+ masks from their keys
+    and the shares routed through it, and reads its update (at or above the threshold).
 
-    summary = ("The server with colluding clients rebuilds a Flower client's SecAgg+ masks "
-               "from their keys and the shares routed through it, and reads its update "
-               "(at or above the threshold).")
+    The server with colluding clients unmasks a client's SecAgg+ upload.
+    """
+
     paper = ("Bell et al., Secure Single-Server Aggregation with (Poly)Logarithmic Overhead, "
              "CCS 2020")
     needs_tags = frozenset({tags.TRAIN_INSTRUCTION, tags.TRAIN_REPLY})

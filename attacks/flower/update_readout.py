@@ -50,10 +50,12 @@ def mean_update(global_before: np.ndarray, global_after: np.ndarray | None,
 
 @register("attack", "flower-update-readout")
 class FlowerUpdateReadout(Attack):
-    """Take each client's Flower train reply at face value when it is readable."""
+    """Reads each Flower client's model update from the train replies the server received (exact
+    without SecAgg+).
 
-    summary = ("Reads each Flower client's model update from the train replies the server "
-               "received (exact without SecAgg+).")
+    Take each client's Flower train reply at face value when it is readable.
+    """
+
     paper = "Bonawitz et al., Practical Secure Aggregation for Privacy-Preserving ML, CCS 2017"
     needs_tags = frozenset({tags.TRAIN_REPLY})
     closed_form = True

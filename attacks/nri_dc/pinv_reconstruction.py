@@ -114,10 +114,12 @@ def own_data_mean(view: View, n_features: int) -> np.ndarray:
 
 @register("attack", "pinv-reconstruction")
 class PinvReconstruction(NRIDCAttack):
-    """Rebuild each worker's shared rows from its anchor image, once the anchor is known."""
+    """F_hat = pinv(X_anc) A_i, X_hat_i = X_tilde_i pinv(F_hat): NRI-DC data under worker-master
+    collusion or eavesdropping without TLS (rows stay permuted).
 
-    summary = ("F_hat = pinv(X_anc) A_i, X_hat_i = X_tilde_i pinv(F_hat): NRI-DC data under "
-               "worker-master collusion or eavesdropping without TLS (rows stay permuted).")
+    Rebuild each worker's shared rows from its anchor image, once the anchor is known.
+    """
+
     needs_tags = frozenset({tags.INTERMEDIATE, tags.ANCHOR_REPRESENTATION})
     closed_form = True
     default_scorer = "matched-rows"

@@ -102,11 +102,13 @@ def replies(view: View) -> dict[str, np.ndarray]:
 
 @register("attack", "worker-view")
 class WorkerView(NRIDCAttack):
-    """Another worker's records from what a worker receives: the anchor and the master's reply."""
+    """NRI-DC Theorem 2.4: a worker's estimate of other workers' records from the anchor and the
+    master's labels of it (its own class means mixed in the collaborative model's class balance),
+    against its own records' mean.
 
-    summary = ("NRI-DC Theorem 2.4: a worker's estimate of other workers' records from the "
-               "anchor and the master's labels of it (its own class means mixed in the "
-               "collaborative model's class balance), against its own records' mean.")
+    Another worker's records from what a worker receives: the anchor and the master's reply.
+    """
+
     default_scorer = "reconstruction-error"
     produces = "rows"
     needs_tags = frozenset({tags.ANCHOR_PREDICTIONS})

@@ -33,9 +33,11 @@ class FedCGDefense(Defense):
 
 @register("defense", "random-landmarks")
 class RandomLandmarks(FedCGDefense):
-    """Landmarks drawn at random (U: uniform on [0,1]^d, N: normal fitted to the data)."""
+    """Draw landmarks at random (U or N) instead of sampling training rows (P).
 
-    summary = "Draw landmarks at random (U or N) instead of sampling training rows (P)."
+    Landmarks drawn at random (U: uniform on [0,1]^d, N: normal fitted to the data).
+    """
+
     sets: ClassVar[Mapping[str, str]] = {"landmark_method": "method"}
 
     @dataclass(frozen=True, kw_only=True)
@@ -47,9 +49,11 @@ class RandomLandmarks(FedCGDefense):
 
 @register("defense", "few-landmarks")
 class FewLandmarks(FedCGDefense):
-    """Fewer landmarks: fewer distances per point to invert."""
+    """Use m landmarks (below the feature count, no point is identifiable).
 
-    summary = "Use m landmarks (below the feature count, no point is identifiable)."
+    Fewer landmarks: fewer distances per point to invert.
+    """
+
     sets: ClassVar[Mapping[str, str]] = {"n_landmarks": "m"}
 
     @dataclass(frozen=True, kw_only=True)
@@ -61,9 +65,11 @@ class FewLandmarks(FedCGDefense):
 
 @register("defense", "random-kernel-width")
 class RandomKernelWidth(FedCGDefense):
-    """A random kernel width per landmark, drawn from the clients' seed."""
+    """Give each landmark its own random kernel width gamma (1 + u_j), u_j ~ U(0, jitter).
 
-    summary = "Give each landmark its own random kernel width gamma (1 + u_j), u_j ~ U(0, jitter)."
+    A random kernel width per landmark, drawn from the clients' seed.
+    """
+
     sets: ClassVar[Mapping[str, str]] = {"gamma_jitter": "jitter"}
 
     @dataclass(frozen=True, kw_only=True)

@@ -28,10 +28,12 @@ from fedsec.registry import register
 
 @register("defense", "update-noise")
 class UpdateNoise(Defense):
-    """Clip each client's update to norm ``clip`` and add Gaussian noise (sigma = z * clip)."""
+    """S-FedMV clients clip their update to norm C and add N(0, (z C)^2) noise (DP-FedAvg's
+    mechanism, accounted per client over its rounds).
 
-    summary = ("S-FedMV clients clip their update to norm C and add N(0, (z C)^2) noise "
-               "(DP-FedAvg's mechanism, accounted per client over its rounds).")
+    Clip each client's update to norm ``clip`` and add Gaussian noise (sigma = z * clip).
+    """
+
     paper = ("McMahan, Ramage, Talwar, Zhang, Learning differentially private recurrent "
              "language models, ICLR 2018")
     protocols = frozenset({"s-fedmv"})

@@ -25,10 +25,12 @@ from fedsec.registry import register
 
 @register("defense", "epsilon-dr-downsampling")
 class EpsilonDRDownsampling(Defense):
-    """Each worker drops the samples whose reconstruction error is below epsilon."""
+    """NRI-DC workers drop samples whose pseudoinverse reconstruction error is below epsilon before
+    sharing (epsilon-DR privacy by down-sampling).
 
-    summary = ("NRI-DC workers drop samples whose pseudoinverse reconstruction error is below "
-               "epsilon before sharing (epsilon-DR privacy by down-sampling).")
+    Each worker drops the samples whose reconstruction error is below epsilon.
+    """
+
     paper = "Imakura et al., Accuracy and privacy evaluations of collaborative data analysis, 2021"
     protocols = frozenset({"nri-dc"})
     sets: ClassVar[Mapping[str, str]] = {"dr_epsilon": "epsilon"}

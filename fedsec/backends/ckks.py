@@ -95,11 +95,13 @@ def check_security(poly_modulus_degree: int, coeff_mod_bit_sizes: Sequence[int])
 
 @register("backend", "ckks")
 class CkksBackend(MaskingBackend):
-    """CKKS vectors (TenSEAL): approximate, with tracked error and refused overflows."""
+    """CKKS approximate encryption (TenSEAL): chunked vectors, tracked error bounds; the key holder
+    decrypts whatever it is sent, a single contribution included, and returns decryptions without
+    noise flooding unless flood_bits is set.
 
-    summary = ("CKKS approximate encryption (TenSEAL): chunked vectors, tracked error bounds; "
-               "the key holder decrypts whatever it is sent, a single contribution included, "
-               "and returns decryptions without noise flooding unless flood_bits is set.")
+    CKKS vectors (TenSEAL): approximate, with tracked error and refused overflows.
+    """
+
     paper = "Cheon et al., Homomorphic Encryption for Arithmetic of Approximate Numbers, 2017"
     protection = "ckks"
     operations = frozenset({"add", "add_plain", "mul_plain_scalar", "mul_plain_elementwise",

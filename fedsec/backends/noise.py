@@ -71,10 +71,11 @@ GRAPH_TAG = tags.GRAPH
 
 @register("backend", "noise")
 class NoiseBackend(MaskingBackend):
-    """Additive masks from AES-256-CTR, pairwise (secure sum) or shared with a remover."""
+    """Additive AES-CTR masks in Z_2^64: pairwise-cancelling, or removed by a designated party.
 
-    summary = ("Additive AES-CTR masks in Z_2^64: pairwise-cancelling, or removed by a "
-               "designated party.")
+    Additive masks from AES-256-CTR, pairwise (secure sum) or shared with a remover.
+    """
+
     paper = "Bonawitz et al., Practical Secure Aggregation for Privacy-Preserving ML, CCS 2017"
     protection = "noise"
     operations = frozenset({"add", "add_plain", "mul_plain_scalar", "sum"})

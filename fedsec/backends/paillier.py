@@ -103,10 +103,12 @@ def decrypt_packed(ciphertexts: Sequence[gmpy2.mpz], private: Any) -> list[int]:
 
 @register("backend", "paillier")
 class PaillierBackend(MaskingBackend):
-    """Paillier encryption (python-paillier keys), packed fixed point, precomputed obfuscators."""
+    """Paillier encryption: packed fixed-point slots, pinned exponent, re-randomised; the key holder
+    decrypts whatever it is sent, a single contribution included.
 
-    summary = ("Paillier encryption: packed fixed-point slots, pinned exponent, re-randomised; "
-               "the key holder decrypts whatever it is sent, a single contribution included.")
+    Paillier encryption (python-paillier keys), packed fixed point, precomputed obfuscators.
+    """
+
     paper = ("Paillier, Public-Key Cryptosystems Based on Composite Degree Residuosity Classes, "
              "EUROCRYPT 1999")
     protection = "paillier"

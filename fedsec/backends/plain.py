@@ -18,9 +18,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @register("backend", "plain")
 class PlainBackend(MaskingBackend):
-    """Values travel as they are; anyone on the link reads them."""
+    """No protection: values travel in the clear (the baseline).
 
-    summary = "No protection: values travel in the clear (the baseline)."
+    Values travel as they are; anyone on the link reads them.
+    """
+
     protection = "plain"
     operations = frozenset({"add", "add_plain", "mul_plain_scalar", "mul_plain_elementwise",
                             "sum"})

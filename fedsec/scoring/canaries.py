@@ -96,10 +96,12 @@ def canary_bound(included: np.ndarray, scores: np.ndarray, *, beta: float,
 
 @register("scorer", "canary-epsilon")
 class CanaryEpsilon(Scorer):
-    """One-run empirical lower bound on epsilon from an attack's canary scores."""
+    """One-run empirical lower bound on epsilon (with its confidence and ceiling) from an
+    adversary's canary guesses.
 
-    summary = ("One-run empirical lower bound on epsilon (with its confidence and ceiling) "
-               "from an adversary's canary guesses.")
+    One-run empirical lower bound on epsilon from an attack's canary scores.
+    """
+
     paper = PAPER
     reads = frozenset({"values"})
     measures: ClassVar[str] = "membership"

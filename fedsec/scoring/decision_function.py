@@ -136,7 +136,10 @@ def true_shares(function: tuple[np.ndarray, ...], facts: Mapping[str, Any],
 
 @register("scorer", "decision-function")
 class DecisionFunction(Scorer):
-    """A worker's decision function read at training rows, against the one its alphas make.
+    """A worker's share of the decision function read at training rows, against the share its
+    coefficients make (FDSKL model privacy).
+
+    A worker's decision function read at training rows, against the one its alphas make.
 
     Per worker read: ``readout_error`` (relative error of the readings against the share
     at the same rows and iterations: 0 is an exact read), ``relative_error`` (of the final
@@ -145,8 +148,6 @@ class DecisionFunction(Scorer):
     is zero everywhere. Estimates keyed like the truth are scored as relative errors too.
     """
 
-    summary = ("A worker's share of the decision function read at training rows, against the "
-               "share its coefficients make (FDSKL model privacy).")
     Params = EpsilonParams
     reads = frozenset({"values"})
     recovers = "the decision function of {what}"

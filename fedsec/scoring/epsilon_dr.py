@@ -57,10 +57,12 @@ def dr_certificate(errors: np.ndarray, epsilon: float) -> dict[str, Any]:
 
 @register("scorer", "epsilon-dr")
 class EpsilonDR(Scorer):
-    """epsilon-DR certificate of what an attack rebuilt: per-sample error against epsilon."""
+    """epsilon-DR check on a reconstruction: rows matched to the truth, per-sample error against
+    epsilon, fraction violating, pass/fail with margin.
 
-    summary = ("epsilon-DR check on a reconstruction: rows matched to the truth, per-sample "
-               "error against epsilon, fraction violating, pass/fail with margin.")
+    epsilon-DR certificate of what an attack rebuilt: per-sample error against epsilon.
+    """
+
     paper = PAPER
 
     @dataclass(frozen=True, kw_only=True)

@@ -38,7 +38,10 @@ def _recovery(estimate: np.ndarray, truth: np.ndarray, eps: float) -> dict[str, 
 
 @register("scorer", "feature-recovery")
 class FeatureRecovery(Scorer):
-    """Per-feature and per-sample relative errors of recovered feature blocks.
+    """Relative error per feature and per sample, fraction of samples recovered within epsilon, each
+    against the baseline.
+
+    Per-feature and per-sample relative errors of recovered feature blocks.
 
     Per target (a worker's ``n x d_l`` block): the overall relative error, the
     relative error of each feature (column: mean and worst), of each sample
@@ -47,8 +50,6 @@ class FeatureRecovery(Scorer):
     estimate off by a translation is scored as such.
     """
 
-    summary = ("Relative error per feature and per sample, fraction of samples recovered "
-               "within epsilon, each against the baseline.")
     paper = PAPER
 
     Params = EpsilonParams

@@ -50,10 +50,12 @@ def total_variation(p: np.ndarray, q: np.ndarray) -> float:
 
 @register("scorer", "label-counts")
 class LabelCounts(Scorer):
-    """A client's inferred label distribution vs its true one, and vs the others' as a guess."""
+    """Inferred label counts against the client's true ones (total variation), next to guessing the
+    other parties' label distribution.
 
-    summary = ("Inferred label counts against the client's true ones (total variation), next "
-               "to guessing the other parties' label distribution.")
+    A client's inferred label distribution vs its true one, and vs the others' as a guess.
+    """
+
     paper = ("Geng et al., Towards general deep leakage in federated learning, 2021; "
              "Zhao et al., iDLG, 2020")
     recovers = "the label counts of {what}"

@@ -127,11 +127,12 @@ def _metrics(estimate: np.ndarray, truth: np.ndarray, data_range: float,
 
 @register("scorer", "pixel-recovery")
 class PixelRecovery(Scorer):
-    """Pixel MSE, PSNR, SSIM and the share of rows re-identified, each against the
-    baseline."""
+    """Reconstructed inputs: pixel MSE, PSNR, SSIM and the share of rows re-identified (nearest true
+    row), against the baseline.
 
-    summary = ("Reconstructed inputs: pixel MSE, PSNR, SSIM and the share of rows "
-               "re-identified (nearest true row), against the baseline.")
+    Pixel MSE, PSNR, SSIM and the share of rows re-identified, each against the
+    baseline.
+    """
 
     @dataclass(frozen=True, kw_only=True)
     class Params(Declared):

@@ -53,13 +53,13 @@ def point_errors(estimate: np.ndarray, truth: np.ndarray, *, align: bool) -> np.
 
 @register("scorer", "point-recovery")
 class PointRecovery(Scorer):
-    """Hidden-distance error, per-point error after alignment, fraction within epsilon.
+    """Relative error on the hidden distances, per-point error after Procrustes alignment, fraction
+    of points within epsilon, each against the baseline.
+
+    Hidden-distance error, per-point error after alignment, fraction within epsilon.
 
     Rows an attack could not estimate are NaN and count as not recovered.
     """
-
-    summary = ("Relative error on the hidden distances, per-point error after Procrustes "
-               "alignment, fraction of points within epsilon, each against the baseline.")
 
     Params = EpsilonParams
     recovers = "{what} (up to a rigid motion)"

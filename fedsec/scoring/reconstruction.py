@@ -188,14 +188,14 @@ def advantage(error: float, baseline_error: float) -> float:
 
 @register("scorer", "reconstruction-error")
 class ReconstructionError(Scorer):
-    """Relative error of each recovered value and the fraction recovered within epsilon.
+    """Relative error per target, fraction recovered within epsilon, against the baseline.
+
+    Relative error of each recovered value and the fraction recovered within epsilon.
 
     Every metric comes with its baseline counterpart (the attack's naive
     guess), and ``advantage`` summarises how much of the gap between the
     baseline and exact recovery the attack closed.
     """
-
-    summary = "Relative error per target, fraction recovered within epsilon, against the baseline."
 
     Params = EpsilonParams
     reads = frozenset({"values", "rows"})

@@ -244,7 +244,10 @@ def _row_metrics(estimate: np.ndarray, truth: np.ndarray, source: np.ndarray | N
 
 @register("scorer", "matched-rows")
 class MatchedRows(Scorer):
-    """Permuted rows: errors after optimal matching, re-identification in a stated pool.
+    """Permuted rows: error after optimal matching, re-identification in a stated pool by a stated
+    rule, against a random projection and chance.
+
+    Permuted rows: errors after optimal matching, re-identification in a stated pool.
 
     Per target: ``set_error`` (relative Frobenius error of the rows matched to the victim's
     records by the auditor's optimal assignment), ``point_error`` (mean Euclidean error per
@@ -258,8 +261,6 @@ class MatchedRows(Scorer):
     metric also comes with the attack's baseline estimate's.
     """
 
-    summary = ("Permuted rows: error after optimal matching, re-identification in a stated "
-               "pool by a stated rule, against a random projection and chance.")
     paper = PAPER
 
     Params = RowsParams

@@ -56,10 +56,12 @@ def view_blocks(X: np.ndarray, layouts: Mapping[str, Mapping[str, Any]]
 
 @register("scorer", "sequence-match")
 class SequenceMatch(Scorer):
-    """Per view, reconstructed sequences matched to the client's (Hungarian), vs class means."""
+    """Reconstructed sequences matched to the client's true sequences per view: MSE, correlation,
+    labels, whether each singles out its sequence; vs class means.
 
-    summary = ("Reconstructed sequences matched to the client's true sequences per view: MSE, "
-               "correlation, labels, whether each singles out its sequence; vs class means.")
+    Per view, reconstructed sequences matched to the client's (Hungarian), vs class means.
+    """
+
     paper = ("Dimitrov, Balunovic, Konstantinov, Vechev, Data leakage in federated averaging, "
              "TMLR 2022")
     reads = frozenset({"sequences"})

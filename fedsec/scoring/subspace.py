@@ -135,7 +135,10 @@ def column_space_metrics(estimate: Any, truth: Any) -> dict[str, float]:
 
 @register("scorer", "column-space")
 class ColumnSpace(Scorer):
-    """How much of each target's column space an estimated basis captures.
+    """Fraction of a private block's column space inside the estimated basis, largest principal
+    angle, recovered and true rank, against a random subspace.
+
+    How much of each target's column space an estimated basis captures.
 
     Per target (a private ``N x d`` block, the estimate an ``N x r`` basis): ``captured``
     (fraction of the block's energy inside the estimated span; 1 is the whole column space),
@@ -148,8 +151,6 @@ class ColumnSpace(Scorer):
     block's columns span every row).
     """
 
-    summary = ("Fraction of a private block's column space inside the estimated basis, largest "
-               "principal angle, recovered and true rank, against a random subspace.")
     Params = EpsilonParams
     recovers = "the column space of {what}"
     reads = frozenset({"basis"})
@@ -216,7 +217,9 @@ def column_matches(found: np.ndarray, X: np.ndarray) -> tuple[int, int]:
 
 @register("scorer", "binary-columns")
 class BinaryColumnsScore(Scorer):
-    """Which 0/1 columns of each private block an attack recovered exactly.
+    """Fraction of a block's 0/1 columns recovered exactly, and spurious columns.
+
+    Which 0/1 columns of each private block an attack recovered exactly.
 
     Per target: ``binary_columns`` (the block's non-constant 0/1 columns), ``recovered``
     (the fraction of them among the estimate's columns, up to complement), ``spurious``
@@ -224,7 +227,6 @@ class BinaryColumnsScore(Scorer):
     against the baseline's.
     """
 
-    summary = "Fraction of a block's 0/1 columns recovered exactly, and spurious columns."
     recovers = "the 0/1 columns of {what}"
     reads = frozenset({"binary-columns"})
     glossary: ClassVar[Mapping[str, str]] = {

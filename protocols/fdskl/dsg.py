@@ -243,9 +243,11 @@ def rounding_sensitivity(params: DSGParams, train_set: Dataset, test: Dataset, s
 
 @register("protocol", "dsg")
 class DSG(CentralizedProtocol):
-    """Centralized DSG: one site holds every row and feature; no message is sent."""
+    """Centralized doubly stochastic kernel learning, constant step (FDSKL's reference).
 
-    summary = "Centralized doubly stochastic kernel learning, constant step (FDSKL's reference)."
+    Centralized DSG: one site holds every row and feature; no message is sent.
+    """
+
     paper = PAPER
     default_dataset = "breast_cancer"
     instead = "fdskl on a vertical partition"

@@ -131,10 +131,12 @@ def _partials(net: Network, workers: dict[str, _Worker], pairs: Pairs, residue: 
 
 @register("protocol", "fdskl")
 class FDSKL(Protocol):
-    """Vertically partitioned DSG: partial products masked by offsets, summed along trees."""
+    """Federated doubly stochastic kernel learning (vertical): random features from a shared seed,
+    masked partial dot products summed along two trees.
 
-    summary = ("Federated doubly stochastic kernel learning (vertical): random features from a "
-               "shared seed, masked partial dot products summed along two trees.")
+    Vertically partitioned DSG: partial products masked by offsets, summed along trees.
+    """
+
     paper = dsg.PAPER
     partition_kinds = ("vertical",)
     default_partition = "vertical:parties=4"

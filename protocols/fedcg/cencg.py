@@ -102,9 +102,11 @@ def federated_outcome(federation: Federation, label: str, params: FedCGParams, s
 
 @register("protocol", "cencg")
 class CenCG(CentralizedProtocol):
-    """Centralized CG: one site holds every row and feature; no message is sent."""
+    """Centralized conjugate-gradient RRLS (the reference for FedCG).
 
-    summary = "Centralized conjugate-gradient RRLS (the reference for FedCG)."
+    Centralized CG: one site holds every row and feature; no message is sent.
+    """
+
     paper = PAPER
     default_dataset = "ionosphere"
     instead = "fedcg-naive/fedcg-secure"

@@ -41,9 +41,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @register("protocol", "fedcg-naive")
 class FedCGNaive(FederatedCG):
-    """Kernel blocks to the server in one round; labels protected by the backend."""
+    """Hybrid federated RRLS: cell owners send kernel blocks, the server solves by CG.
 
-    summary = "Hybrid federated RRLS: cell owners send kernel blocks, the server solves by CG."
+    Kernel blocks to the server in one round; labels protected by the backend.
+    """
+
     exposes = frozenset({tags.KERNEL_BLOCK, tags.MASKED_LABELS, tags.LANDMARK_FEATURES, tags.MODEL})
 
     def run(self, federation: Federation, backend: MaskingBackend,

@@ -123,9 +123,11 @@ def _aggregate(federation: Federation, backend: MaskingBackend,
 
 @register("protocol", "fedcg-secure")
 class FedCGSecure(FederatedCG):
-    """Chained Hadamard products per cohort; the server sees only aggregates and directions."""
+    """Hybrid federated RRLS by CG; kernel blocks never leave their owners.
 
-    summary = "Hybrid federated RRLS by CG; kernel blocks never leave their owners."
+    Chained Hadamard products per cohort; the server sees only aggregates and directions.
+    """
+
     exposes = frozenset({tags.CHAIN_PRODUCT, tags.CHAIN_TRANSPOSE, tags.CG_DIRECTION,
                          tags.MASKED_RESIDUAL_GRADIENT, tags.NOISE_GRADIENT, tags.GRAM_PRODUCT,
                          tags.LANDMARK_FEATURES, tags.MODEL})

@@ -77,10 +77,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @register("protocol", "fedgraph")
 class FedGraph(Protocol):
-    """Hybrid FedGraph: client MLP extractors, cluster means, a GCN over the client graph."""
+    """Hybrid FedGraph: clients send (cluster-mean) embeddings of their MLP extractors; the server
+    trains a GCN whose nodes are clients.
 
-    summary = ("Hybrid FedGraph: clients send (cluster-mean) embeddings of their MLP "
-               "extractors; the server trains a GCN whose nodes are clients.")
+    Hybrid FedGraph: client MLP extractors, cluster means, a GCN over the client graph.
+    """
+
     paper = PAPER
     default_dataset = "fashion_mnist_1k"
     default_partition = "random:parties=10,features=0.1"

@@ -60,10 +60,12 @@ class HFedMVParams(MVLParams):
 
 @register("protocol", "h-fedmv")
 class HFedMV(FederatedMVL):
-    """Horizontal federated multi-view learning: clients hold all views of their own rows."""
+    """Horizontal federated MVL: clients fit MVL locally from the broadcast weights; the server
+    averages them (a weighted secure sum).
 
-    summary = ("Horizontal federated MVL: clients fit MVL locally from the broadcast weights; "
-               "the server averages them (a weighted secure sum).")
+    Horizontal federated multi-view learning: clients hold all views of their own rows.
+    """
+
     partition_kinds = ("horizontal",)
     default_partition = "horizontal:parties=4"
     exposes = frozenset({tags.GLOBAL_WEIGHTS, tags.LOCAL_WEIGHTS})

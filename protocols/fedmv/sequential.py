@@ -191,10 +191,12 @@ def load_all(models: dict[str, Any], vector: np.ndarray) -> None:
 
 @register("protocol", "s-fedmv")
 class SFedMV(FederatedMVL):
-    """Sequential federated multi-view learning: FedAvg'd GRU extractors, then H-FedMV."""
+    """Sequential federated MVL: per view a bidirectional GRU trained by FedAvg (a weighted secure
+    sum of the clients' weights), then H-FedMV on its features.
 
-    summary = ("Sequential federated MVL: per view a bidirectional GRU trained by FedAvg "
-               "(a weighted secure sum of the clients' weights), then H-FedMV on its features.")
+    Sequential federated multi-view learning: FedAvg'd GRU extractors, then H-FedMV.
+    """
+
     default_dataset = "keystrokes"
     partition_kinds = ("horizontal",)
     default_partition = "horizontal:by=site"

@@ -53,9 +53,11 @@ TINY = maths.TINY
 
 @register("protocol", "mvl")
 class MVL(CentralizedProtocol):
-    """Centralized multi-view learning: one site holds every view of every sample."""
+    """Centralized multi-view learning (l2,1 view weights, consensus Z): FedMV's reference.
 
-    summary = "Centralized multi-view learning (l2,1 view weights, consensus Z): FedMV's reference."
+    Centralized multi-view learning: one site holds every view of every sample.
+    """
+
     paper = PAPER
     default_dataset = DEFAULT_DATASET
     instead = "v-fedmv (one client per view) or h-fedmv (clients holding rows)"
@@ -67,12 +69,13 @@ class MVL(CentralizedProtocol):
 
 @register("protocol", "single-view")
 class SingleView(CentralizedProtocol):
-    """The single-view baseline: ``argmin_W ||X W - Y||^2 + beta ||W||_{2,1}`` on every column.
+    """Single-view baseline: l2,1-regularised least squares on one-hot labels.
+
+    The single-view baseline: ``argmin_W ||X W - Y||^2 + beta ||W||_{2,1}`` on every column.
 
     Choose the view with the dataset (``mfeat:views=fou``); the paper's "w/o FL" rows.
     """
 
-    summary = "Single-view baseline: l2,1-regularised least squares on one-hot labels."
     paper = PAPER
     default_dataset = "mfeat:views=fou"
     instead = "v-fedmv or h-fedmv"
@@ -91,10 +94,12 @@ class SingleView(CentralizedProtocol):
 
 @register("protocol", "v-fedmv")
 class VFedMV(FederatedMVL):
-    """Vertical federated multi-view learning: each client holds one view of every sample."""
+    """Vertical federated MVL: clients send zeta_k and Z_k (through the backend's sum), the server
+    holding Y returns the consensus Z.
 
-    summary = ("Vertical federated MVL: clients send zeta_k and Z_k (through the backend's sum), "
-               "the server holding Y returns the consensus Z.")
+    Vertical federated multi-view learning: each client holds one view of every sample.
+    """
+
     partition_kinds = ("vertical",)
     default_partition = "vertical:by=groups"
     exposes = frozenset({tags.LABELS, tags.CONSENSUS, tags.VIEW_ESTIMATE, tags.TEST_ESTIMATE,

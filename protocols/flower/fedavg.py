@@ -42,10 +42,12 @@ OWNER = "protocol 'flower-fedavg'"
 
 @register("protocol", "flower-fedavg")
 class FlowerFedAvg(FlowerProtocol):
-    """Flower's FedAvg of a small torch perceptron, in Flower's simulation engine."""
+    """A real Flower app (FedAvg of a small PyTorch perceptron) in Flower's simulation engine, every
+    message recorded (the flower extra).
 
-    summary = ("A real Flower app (FedAvg of a small PyTorch perceptron) in Flower's simulation "
-               "engine, every message recorded (the flower extra).")
+    Flower's FedAvg of a small torch perceptron, in Flower's simulation engine.
+    """
+
     paper = ("McMahan et al., Communication-Efficient Learning of Deep Networks from "
              "Decentralized Data, AISTATS 2017")
     default_dataset = "mnist5k"

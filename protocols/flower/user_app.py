@@ -112,10 +112,12 @@ def load_component(ref: str, folder: Path | None, kind: str) -> Any:
 
 @register("protocol", "flower-app")
 class FlowerUserApp(FlowerProtocol):
-    """A user's Flower app (from its folder or ``module:attr`` names), every message recorded."""
+    """Your own Flower app, from its folder (app=) or module:attr names, in Flower's simulation or
+    deployment engine, every message recorded (the flower extra).
 
-    summary = ("Your own Flower app, from its folder (app=) or module:attr names, in Flower's "
-               "simulation or deployment engine, every message recorded (the flower extra).")
+    A user's Flower app (from its folder or ``module:attr`` names), every message recorded.
+    """
+
     paper = ""
     default_dataset = "iris"
     exposes = frozenset({tags.TRAIN_INSTRUCTION, tags.TRAIN_INSTRUCTION_ARRAYS,

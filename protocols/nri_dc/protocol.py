@@ -150,10 +150,12 @@ class NRIDCParams(Declared):
 
 @register("protocol", "nri-dc")
 class NRIDC(Protocol):
-    """Workers share secretly reduced, permuted data once; the master aligns and models it."""
+    """Non-readily identifiable data collaboration: secret PCA maps, a shared anchor, collaboration
+    functions (LS, GEP, OPP, GOPP, RDP), one round.
 
-    summary = ("Non-readily identifiable data collaboration: secret PCA maps, a shared anchor, "
-               "collaboration functions (LS, GEP, OPP, GOPP, RDP), one round.")
+    Workers share secretly reduced, permuted data once; the master aligns and models it.
+    """
+
     paper = PAPER
     partition_kinds = ("horizontal",)
     default_partition = "horizontal:parties=13,size=50"
