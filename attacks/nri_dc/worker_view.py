@@ -30,6 +30,7 @@ import numpy as np
 
 from fedsec.attacks.nri_dc.family import NRIDCAttack
 from fedsec.attacks.nri_dc.pinv_reconstruction import observed_anchor, opened
+from fedsec.convergence import CLOSED_FORM, Convergence
 from fedsec.declare import Declared, Float
 from fedsec.outcomes import Reconstruction
 from fedsec.private_store import held_shard, shard_key
@@ -38,13 +39,32 @@ from fedsec.protocols.nri_dc.protocol import MASTER
 from fedsec.registry import register
 from fedsec.views import View
 
+#: Iterations scikit-learn's L-BFGS may take to fit the labelling rule.
+MAX_ITER = 1000
+
+
+def fitted_rule(anchor: np.ndarray, labels: np.ndarray, *,
+                regularization: float = 1.0) -> tuple[Any, Convergence]:
+    """The logistic regression fitted to the anchor and its labels, and how its L-BFGS
+    ended (a convex fit: converged when it stopped before :data:`MAX_ITER`); with one
+    class only, None and a closed form (every record gets that class)."""
+    from sklearn.linear_model import LogisticRegression
+
+    if np.unique(labels).size == 1:
+        return None, CLOSED_FORM
+    rule = LogisticRegression(C=1.0 / regularization, max_iter=MAX_ITER).fit(anchor, labels)
+    steps = int(np.max(rule.n_iter_))
+    return rule, Convergence("converged" if steps < MAX_ITER else "budget", steps=steps,
+                             budget=MAX_ITER)
+
 
 def class_balance(anchor: np.ndarray, labels: np.ndarray, records: np.ndarray,
-                  classes: np.ndarray, *, regularization: float = 1.0) -> np.ndarray:
+                  classes: np.ndarray, *, regularization: float = 1.0,
+                  rule: Any = None) -> np.ndarray:
     """The share of ``records`` the anchor's labelling rule gives each of ``classes``.
 
-    The rule is a logistic regression fitted to the anchor and its labels (one class
-    only: every record gets it).
+    The rule is :func:`fitted_rule` (fitted here unless given; one class only: every
+    record gets it).
 
     Examples
     --------
@@ -53,13 +73,11 @@ def class_balance(anchor: np.ndarray, labels: np.ndarray, records: np.ndarray,
     ...               np.array([0, 1])).round(3).tolist()
     [0.333, 0.667]
     """
-    from sklearn.linear_model import LogisticRegression
-
-    seen = np.unique(labels)
-    if seen.size == 1:
-        predicted = np.full(records.shape[0], seen[0])
+    if rule is None:
+        rule, _ = fitted_rule(anchor, labels, regularization=regularization)
+    if rule is None:
+        predicted = np.full(records.shape[0], np.unique(labels)[0])
     else:
-        rule = LogisticRegression(C=1.0 / regularization, max_iter=1000).fit(anchor, labels)
         predicted = rule.predict(records)
     return np.array([(predicted == c).mean() for c in classes])
 
@@ -112,7 +130,6 @@ class WorkerView(NRIDCAttack):
     default_scorer = "reconstruction-error"
     produces = "rows"
     needs_tags = frozenset({tags.ANCHOR_PREDICTIONS})
-    closed_form = True
 
     @dataclass(frozen=True, kw_only=True)
     class Params(Declared):
@@ -137,8 +154,8 @@ class WorkerView(NRIDCAttack):
         labels = np.concatenate(list(got.values()))
         images = np.vstack([anchor] * len(got))
         classes = np.unique(np.concatenate([y, labels]))
-        balance = class_balance(images, labels, X, classes,
-                                regularization=self.params.regularization)
+        rule, fit = fitted_rule(images, labels, regularization=self.params.regularization)
+        balance = class_balance(images, labels, X, classes, rule=rule)
         guess = mixture_estimate(X, y, classes, balance)
         mean = X.mean(axis=0)
         n_rows = X.shape[0] // len(view.knowledge)
@@ -156,6 +173,7 @@ class WorkerView(NRIDCAttack):
             "rows_per_worker": n_rows,
             "rows_assumed": "as many as each member holds (the reply carries no count)",
             "method": "own class means mixed in the collaborative model's class balance",
+            "convergence": fit.to_info(),  # the labelling rule's fit, the one iterative step
         }
         return Reconstruction(attack=self.name, threat=str(view.threat), estimates=estimates,
                               baseline=baseline, info=info)

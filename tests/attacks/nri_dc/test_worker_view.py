@@ -46,6 +46,9 @@ def test_a_worker_alone_stays_at_its_baseline(plain) -> None:
         assert not np.allclose(rec.estimates[key], rec.baseline[key])
         assert abs(score["advantage"]) < 0.05
         assert score["relative_error"] > 0.3
+        # its one iterative step, the labelling rule's fit, ran to convergence
+        fit = rec.info["convergence"]
+        assert fit["stopped"] == "converged" and 0 < fit["steps"] < fit["budget"]
 
 
 def test_what_the_estimate_could_reach_at_best(plain) -> None:
