@@ -8,8 +8,9 @@ Write with :class:`TranscriptWriter` (the network does this), read with
 from fedsec.transcript.check import STATUSES, FileVerdict, check_file
 from fedsec.transcript.message import Message
 from fedsec.transcript.reader import payload_of, read_pandas, read_transcript
+from fedsec.transcript.save import write_transcript
 from fedsec.transcript.transcript import IntegrityReport, Transcript
-from fedsec.transcript.writer import TranscriptWriter, write_transcript
+from fedsec.transcript.writer import TranscriptWriter
 
 #: File name of the transcript inside a run directory.
 FILE_NAME = "transcript.arrow"

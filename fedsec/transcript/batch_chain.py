@@ -44,7 +44,7 @@ CHAINED_COLUMNS = ("seq", "round", "phase", "sender", "receiver", "tag", "kind",
 Buffer: TypeAlias = Any
 _LABEL = b"fedsec-transcript-v%s-head\x00"
 #: A payload at least this long is hashed on its own rather than joined to its neighbours.
-_FEED_ALONE_BYTES = 1 << 20
+FEED_ALONE_BYTES = 1 << 20
 #: Shorter payloads are joined in runs of about this many bytes, each hashed in one call (one
 #: call per payload of tens of kilobytes costs more than joining them: BLAKE3 hashes a long
 #: input many chunks at a time).
@@ -84,31 +84,46 @@ class BatchChain:
         self._start = genesis(header_json, version)
         self._label = _LABEL % version.encode()
         self._streams: list[blake3] | None = None
+        # the payload bytes' stream (the last), which feed_payloads may feed ahead of add
+        self._payload_stream = blake3()
 
-    def add(self, batch: pa.RecordBatch, payloads: list[Buffer] | None = None) -> None:
+    def feed_payloads(self, data: Buffer) -> None:
+        """Hash the next payload bytes now, ahead of the batch that holds them, which is then
+        added with ``fed_lengths`` (their lengths) instead of a payload column."""
+        self._payload_stream.update(data)
+
+    def add(self, batch: pa.RecordBatch, payloads: list[Buffer] | None = None, *,
+            fed_lengths: np.ndarray | None = None) -> None:
         """Feed the next batch (validated: its offsets lie inside its buffers).
 
         ``payloads``, when given, are the batch's wire payloads one by one (``batch`` then
         needs no payload column): they are hashed where they lie, without first being joined
-        into one buffer, and give the chain value the batch with them joined would.
+        into one buffer, and give the chain value the batch with them joined would. With
+        ``fed_lengths`` instead (each payload's length in bytes), the batch's payloads were
+        hashed already, back to back, by :meth:`feed_payloads`.
 
         Raises
         ------
         ChainDamage
             When a chained column holds a missing value (its bytes would not say so).
         """
-        if payloads is not None and len(payloads) != batch.num_rows:
-            raise ValueError(f"{len(payloads)} payloads for a batch of {batch.num_rows} rows")
-        parts: list[Buffer | tuple[list[Buffer], np.ndarray]] = []
+        given = payloads if fed_lengths is None else fed_lengths
+        if given is not None and len(given) != batch.num_rows:
+            raise ValueError(f"{len(given)} payloads for a batch of {batch.num_rows} rows")
+        parts: list[Buffer | tuple[list[Buffer], np.ndarray] | None] = []
         for name in CHAINED_COLUMNS:
-            if name == "payload" and payloads is not None:
+            if name == "payload" and fed_lengths is not None:
+                parts += [fed_lengths.astype("<i8", copy=False).tobytes(), None]
+            elif name == "payload" and payloads is not None:
                 lengths = np.fromiter(map(len, payloads), "<i8", len(payloads))
                 parts += [lengths.tobytes(), (payloads, lengths)]
             else:
                 parts += _streams(batch.column(batch.schema.get_field_index(name)), name)
-        if self._streams is None:
-            self._streams = [blake3() for _ in parts]
+        if self._streams is None:  # (the payloads' bytes are the last stream)
+            self._streams = [*(blake3() for _ in parts[1:]), self._payload_stream]
         for stream, part in zip(self._streams, parts, strict=True):
+            if part is None:  # fed already
+                continue
             if isinstance(part, tuple):
                 _feed(stream, *part)
             else:
@@ -127,7 +142,7 @@ def _feed(stream: blake3, payloads: list[Buffer], lengths: np.ndarray) -> None:
     """Hash ``payloads`` (``lengths`` bytes long) back to back: large ones where they lie, the
     runs of shorter ones between them joined first, about ``_RUN_BYTES`` at a time."""
     start = 0
-    for at in np.flatnonzero(lengths >= _FEED_ALONE_BYTES).tolist():
+    for at in np.flatnonzero(lengths >= FEED_ALONE_BYTES).tolist():
         _feed_joined(stream, payloads, lengths, start, at)
         stream.update(payloads[at])
         start = at + 1

@@ -39,6 +39,8 @@ def column(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
     # a column that repeats one value (a batch's phase, kind, protection, shape...) is built
     # from that value alone; == is exact for the strings, bytes, ints and tuples of ints
     # compared here (floats are left out: 0.0 == -0.0)
+    if pa.types.is_integer(type_):
+        return _integers(values, type_)
     same = n > 1 and not pa.types.is_floating(type_) and values.count(values[0]) == n
     if pa.types.is_string(type_) or pa.types.is_binary(type_) or pa.types.is_large_binary(
             type_):
@@ -76,6 +78,19 @@ def column(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
     else:
         numbers = np.asarray(values, dtype=dtype)
     return pa.Array.from_buffers(type_, n, [None, pa.py_buffer(numbers)])
+
+
+def _integers(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    """An integer column: read in one pass as 64-bit integers, then narrowed (an int out of
+    the type's range raises OverflowError, as ``np.asarray`` does)."""
+    dtype = _NUMPY.get(str(type_))
+    if dtype is None:  # pragma: no cover - the schema holds no other type
+        raise TranscriptError(f"No column builder for Arrow type {type_}.")
+    wide = np.fromiter(values, dtype=np.int64, count=len(values))
+    numbers = wide if dtype is np.int64 else wide.astype(dtype)
+    if numbers is not wide and not np.array_equal(numbers, wide):
+        raise OverflowError(f"A value does not fit the column's type {type_}.")
+    return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(numbers)])
 
 
 def numbers(array: pa.Array) -> np.ndarray:

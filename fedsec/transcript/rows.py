@@ -13,7 +13,7 @@ each message when it is read (:class:`RecordedMessages`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import islice
+from itertools import chain
 from typing import Any, overload
 
 import numpy as np
@@ -29,7 +29,8 @@ from fedsec.transcript.message import CHAIN_FORMAT, NO_DIGEST, NO_META, Message
 #: metadata as canonical JSON (``"{}"`` for none).
 Row = tuple[Any, ...]
 EMPTY_META = "{}"
-_PAYLOAD_BYTES = 15
+#: The row position of the payload's length in bytes.
+PAYLOAD_BYTES = 15
 #: The row position of each column a row holds (the others: seq, payload, digest).
 _POSITION = {name: i for i, name in enumerate(
     ("round", "phase", "sender", "receiver", "tag", "kind", "protection", "key_id", "dtype",
@@ -76,12 +77,18 @@ def rows_batch(rows: Sequence[Row], schema: pa.Schema, payloads: pa.Buffer | Non
     back (None for a schema without a payload column, as :data:`CHAIN_SCHEMA`), ``seqs`` is
     the first row's position (the rest follow it) or every row's, and ``digests`` their chain
     values (formats with a digest column)."""
-    n = len(rows)
-    # only the row positions the schema needs are made into columns (zip yields a column at a
-    # time), so a schema of the first fields transposes no more
-    width = max(_PAYLOAD_BYTES if fmt.field_name(f.name) == "payload" else
-                _POSITION.get(fmt.field_name(f.name), -1) for f in schema) + 1
-    cols = list(islice(zip(*rows, strict=False), width)) if n else [()] * width  # (our rows)
+    # the rows' fields flattened into one list (one C loop reading each row once: zip(*rows)
+    # goes through an iterator per row), each column then a strided slice of it
+    return flat_batch(list(chain.from_iterable(rows)), len(rows), schema, payloads, seqs,
+                      digests)
+
+
+def flat_batch(flat: list[Any], n: int, schema: pa.Schema, payloads: pa.Buffer | None,
+               seqs: int | Sequence[int], digests: Sequence[bytes] | None = None
+               ) -> pa.RecordBatch:
+    """Like :func:`rows_batch`, for ``n`` rows given back to back in one list (``flat``: the
+    first row's fields, then the second's...), as the writer of a file queues them."""
+    width = len(flat) // n if n else 1
     arrays = []
     for f in schema:
         name = fmt.field_name(f.name)
@@ -89,7 +96,7 @@ def rows_batch(rows: Sequence[Row], schema: pa.Schema, payloads: pa.Buffer | Non
             if payloads is None:
                 raise ValueError("rows_batch: a schema with a payload column needs payloads")
             offsets = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.fromiter(cols[_PAYLOAD_BYTES], dtype=np.int64, count=n),
+            np.cumsum(np.fromiter(flat[PAYLOAD_BYTES::width], dtype=np.int64, count=n),
                       out=offsets[1:])
             arrays.append(pa.Array.from_buffers(pa.large_binary(), n,
                                                 [None, pa.py_buffer(offsets), payloads]))
@@ -100,7 +107,7 @@ def rows_batch(rows: Sequence[Row], schema: pa.Schema, payloads: pa.Buffer | Non
         elif name == "digest":
             arrays.append(column([NO_DIGEST] * n if digests is None else digests, f.type))
         else:
-            arrays.append(column(cols[_POSITION[name]], f.type))
+            arrays.append(column(flat[_POSITION[name]::width], f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

@@ -18,15 +18,16 @@ from fedsec.transcript import arrow_format as fmt
 from fedsec.transcript.arena import Packer
 from fedsec.transcript.batch_chain import BatchChain
 from fedsec.transcript.message import Message, canonical_json
-from fedsec.transcript.rows import Row, joined, message_of, row_of, rows_batch
+from fedsec.transcript.rows import flat_batch, joined, message_of, row_of, rows_batch
 from fedsec.transcript.traffic import count_batch
 
 #: Payload bytes that may wait for the disk thread before the run waits for it.
 IN_FLIGHT_BYTES = 64 << 20
 #: Batches of at least this many messages have their traffic counted from their columns.
 COUNT_BY_COLUMNS = 64
-#: What the transcript's thread is given per batch: rows, payloads, first position, bytes.
-Job = tuple[Sequence[Row], Sequence[Any], int, int]
+#: What the transcript's thread is given per batch: the rows' fields back to back (one
+#: list: the first row's, then the second's...), payloads, first position, bytes.
+Job = tuple[list[Any], Sequence[Any], int, int]
 
 
 class ArrowSink:
@@ -84,13 +85,14 @@ class DiskWriter(threading.Thread):
     and disk time leave the run's path (BLAKE3 and the file's writes release the interpreter
     lock).
 
-    Each job is a batch's rows, its payloads (each receiver's own copy, or the bytes the
-    sender gave), its first message's position and its payload bytes. The thread packs the
-    payloads into one buffer (:class:`~fedsec.transcript.arena.Packer`), builds the batch,
-    feeds ``chain`` and writes the batch to ``sink``, with the chain value after it in the
-    batch's metadata and on ``checkpoints``. The batch's traffic is added to ``tally``, from
-    its columns or, for a batch of a few rows, from its messages (cheaper one by one there).
-    A failure is kept and raised by the transcript writer. At most
+    Each job is a batch's rows (their fields back to back in one list, as the recording
+    thread appends them: no transposition of tuples here), its payloads (each receiver's own
+    copy, or the bytes the sender gave), its first message's position and its payload bytes.
+    The thread packs the payloads into one buffer (:class:`~fedsec.transcript.arena.Packer`),
+    builds the batch, feeds ``chain`` and writes the batch to ``sink``, with the chain value
+    after it in the batch's metadata and on ``checkpoints``. The batch's traffic is added to
+    ``tally``, from its columns or, for a batch of a few rows, from its messages (cheaper one
+    by one there). A failure is kept and raised by the transcript writer. At most
     ``max_in_flight`` payload bytes wait: a run that produces faster than the disk takes waits
     (:meth:`submit`), so what the transcript holds in memory does not grow with it. The
     recording thread reads ``checkpoints`` and ``tally`` only after :meth:`join`.
@@ -110,7 +112,7 @@ class DiskWriter(threading.Thread):
         self._written = threading.Condition()
         self._packer = Packer()
 
-    def submit(self, rows: Sequence[Row], raws: Sequence[Any], first: int,
+    def submit(self, fields: list[Any], raws: Sequence[Any], first: int,
                n_bytes: int) -> None:
         """Queue a batch (``n_bytes`` of payload), first waiting while too much is queued."""
         with self._written:
@@ -118,7 +120,7 @@ class DiskWriter(threading.Thread):
                    and self.error is None and self.is_alive()):
                 self._written.wait(timeout=1.0)
             self._in_flight += n_bytes
-        self.inbox.put((rows, raws, first, n_bytes))
+        self.inbox.put((fields, raws, first, n_bytes))
 
     def run(self) -> None:
         while (job := self.inbox.get()) is not None:
@@ -133,18 +135,21 @@ class DiskWriter(threading.Thread):
                 self._in_flight -= n_bytes
                 self._written.notify_all()
 
-    def _write(self, rows: Sequence[Row], raws: Sequence[Any], first: int,
+    def _write(self, fields: list[Any], raws: Sequence[Any], first: int,
                n_bytes: int) -> None:
         chain = self.chain
-        batch = rows_batch(rows, self.sink.schema, self._packer.pack(raws, n_bytes), first)
+        n = len(raws)
+        batch = flat_batch(fields, n, self.sink.schema, self._packer.pack(raws, n_bytes), first)
         chain.add(batch)
         head = chain.head()
         self.checkpoints.append((chain.n, head))
         self.sink.write_batch(batch, chain.n, head)
-        if len(rows) >= COUNT_BY_COLUMNS:
+        if n >= COUNT_BY_COLUMNS:
             count_batch(self.tally, batch)
-        else:
-            self.tally.add([message_of(first + i, row) for i, row in enumerate(rows)])
+        elif n:
+            width = len(fields) // n
+            self.tally.add([message_of(first + i, tuple(fields[i * width:(i + 1) * width]))
+                            for i in range(n)])
 
 
 def to_batch(pairs: Sequence[tuple[Message, bytes]], schema: pa.Schema) -> pa.RecordBatch:

@@ -86,7 +86,7 @@ class Transcript:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write to ``path`` (Arrow IPC) atomically."""
-        from fedsec.transcript.writer import write_transcript
+        from fedsec.transcript.save import write_transcript
 
         write_transcript(self, path)
 

@@ -14,7 +14,7 @@ import numpy as np
 from fedsec.cost import Tally
 from fedsec.errors import TranscriptError
 from fedsec.transcript.arena import ChunkPlan
-from fedsec.transcript.batch_chain import BATCH_FORMATS, BatchChain
+from fedsec.transcript.batch_chain import FEED_ALONE_BYTES, BatchChain
 from fedsec.transcript.log import MessageLog
 from fedsec.transcript.message import (
     CHAIN_FORMAT,
@@ -22,17 +22,19 @@ from fedsec.transcript.message import (
     canonical_json,
     seal,
 )
-from fedsec.transcript.payload import ARRAY, WIRE_DTYPES, encode, wire_view
+from fedsec.transcript.payload import ARRAY, WIRE_DTYPES, wire_view
 from fedsec.transcript.rows import (
     CHAIN_SCHEMA,
     EMPTY_META,
     HASHED_SCHEMA,
+    PAYLOAD_BYTES,
     RecordedMessages,
     Row,
+    flat_batch,
     rows_batch,
 )
 from fedsec.transcript.signing import sign
-from fedsec.transcript.sink import ArrowSink, DiskWriter, to_batch
+from fedsec.transcript.sink import ArrowSink, DiskWriter
 from fedsec.transcript.traffic import count_batch
 from fedsec.transcript.transcript import Transcript
 
@@ -42,6 +44,8 @@ SMALL_BYTES = 4096
 OWN_BATCH_BYTES = 1 << 18
 #: An in-memory transcript's traffic is counted this many rows at a time.
 COUNT_ROWS = 8192
+#: An in-memory transcript hashes its payloads joined in runs of about this many bytes.
+_RUN_BYTES = 1 << 20
 
 if TYPE_CHECKING:  # pragma: no cover
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -51,8 +55,11 @@ class TranscriptWriter:
 
     Messages are chained a record batch at a time (transcript format 4,
     :mod:`fedsec.transcript.batch_chain`), in memory every ``flush_rows``
-    messages or ``flush_bytes`` payload bytes, hashing the payloads where they
-    lie. Each receiver gets a payload of its own. For a file, the recording
+    messages or ``flush_bytes`` payload bytes, its payloads hashed as they are
+    recorded, joined about a megabyte at a time (one of a megabyte or more where
+    it lies). Each receiver gets a payload of its own. A batch's rows wait as their
+    fields back to back in one list, each column a slice of it (no transposition
+    of tuples). For a file, the recording
     thread only keeps that payload with the message's fields: a background
     thread builds each batch, packs its payloads into one buffer, chains it and
     writes it, so building, hashing and disk time leave the protocol's path
@@ -103,11 +110,18 @@ class TranscriptWriter:
         self._count = 0
         self._plan = ChunkPlan()
         self._chunk_left = -1  # bytes left in the current chunk (none yet: not even 0 fit)
-        self._pending: list[Row] = []  # recorded, not yet in a batch
+        # the rows recorded, not yet in a batch: their fields back to back, in one list
+        self._pending: list[Any] = []
         self._pending_seq = 0  # the first pending message's position
+        self._flush_at = flush_rows - 1  # the position of the message that fills a batch
         self._shape: tuple[int, ...] = ()  # the last small array's shape
         self._pending_raw: list[Any] = []  # their wire bytes (bytes, read-only uint8 arrays)
         self._pending_bytes = 0
+        # in memory, the pending payloads not hashed yet: the small ones joined (the last
+        # ones), the larger ones and the small ones before them in order (the run)
+        self._joined = bytearray()
+        self._run: list[Any] = []
+        self._feed_at = min(_RUN_BYTES, flush_bytes)
         self._flush_rows = flush_rows
         self._flush_bytes = flush_bytes
         self._flush_seconds = flush_seconds
@@ -168,10 +182,11 @@ class TranscriptWriter:
         """
         if self._transcript is not None:
             raise TranscriptError("This transcript is closed; start a new run to record more.")
-        if self._disk is not None and self._disk.error is not None:
+        disk = self._disk
+        if disk is not None and disk.error is not None:
             raise self._failed()
         if (type(payload) is np.ndarray and payload.nbytes <= SMALL_BYTES
-                and (dtype := WIRE_DTYPES.get(payload.dtype)) is not None):
+                and (dtype := WIRE_DTYPES.get(wire_type := payload.dtype)) is not None):
             # the common case, inline: a small array whose bytes are the wire bytes
             kind, shape = ARRAY, payload.shape
             if shape == self._shape:  # the previous message's, kept: the new tuple is freed
@@ -180,8 +195,8 @@ class TranscriptWriter:
                 self._shape = shape
             raw: bytes | np.ndarray = payload.tobytes()  # C order, whatever the array's own
             delivered: np.ndarray | bytes = (  # read-only: bytes cannot change
-                np.frombuffer(raw, payload.dtype) if len(shape) == 1
-                else np.ndarray(shape, payload.dtype, raw))
+                np.frombuffer(raw, wire_type) if len(shape) == 1
+                else np.ndarray(shape, wire_type, raw))
         else:
             kind, dtype, shape, data = wire_view(payload)
             raw, delivered = _delivered(dtype, shape, data)
@@ -192,56 +207,105 @@ class TranscriptWriter:
         row = (round, phase, sender, receiver, tag, kind, protection, key_id, dtype, shape,
                n if size is None else int(size), canonical_json(meta) if meta else EMPTY_META,
                now - self._start, crypto_seconds, delivered, n)
-        pending = self._pending
-        if self._disk is None:  # in memory: chained here, every flush_rows or flush_bytes
+        if disk is None:  # in memory: chained here, every flush_rows or flush_bytes
             self._rows.append(row)
             if meta:
                 self._metas[seq] = meta
-            pending.append(row)
-            self._pending_raw.append(raw)
-            self._pending_bytes += n
-            if len(pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes:
-                self.flush()
+            pending = self._pending
+            pending += row  # (its fields, appended in one C call: batches slice columns)
+            if n <= SMALL_BYTES:  # copied after the small payloads before it
+                joined = self._joined
+                joined += raw  # type: ignore[arg-type]  # (bytes: a small payload always is)
+            else:
+                self._add_large(raw)
+            self._pending_bytes = pending_bytes = self._pending_bytes + n
+            if seq >= self._flush_at or pending_bytes >= self._feed_at:
+                self._fed(pending_bytes)
             return delivered
         if n >= OWN_BATCH_BYTES:  # chained and written from its own buffer, a batch of its own
             self.flush()
-            self._submit([row], [raw], n)
+            self._submit(list(row), [raw], n)
             return delivered
         left = self._chunk_left - n
         if left < 0:  # a batch's payloads fill one chunk at most
             self.flush()
             left = self._plan.new_chunk(n) - n
         self._chunk_left = left
-        pending = self._pending  # (a new list after a flush)
-        pending.append(row)
+        pending = self._pending
+        pending += row  # (its fields, appended in one C call: the disk thread slices columns)
         self._pending_raw.append(raw)
         self._pending_bytes += n
-        if (len(pending) >= self._flush_rows or self._pending_bytes >= self._flush_bytes
-                or now >= self._flush_due):
+        if seq >= self._flush_at or self._pending_bytes >= self._flush_bytes or (
+                now >= self._flush_due):
             self.flush()
         return delivered
 
-    def _submit(self, rows: list[Row], raws: list[Any], n_bytes: int) -> None:
-        """Chain ``rows`` (the next, with their payloads): here, for a transcript kept in
-        memory (its payloads hashed where they lie, the lock released meanwhile), or in the
-        disk thread, which writes them too."""
-        first = self._pending_seq
-        self._pending_seq = first + len(rows)
-        if self._disk is None:
-            self._chain.add(rows_batch(rows, HASHED_SCHEMA, None, first), raws)
-            self._checkpoints.append((self._chain.n, self._chain.head()))
+    def _add_large(self, raw: bytes | np.ndarray) -> None:
+        """In memory: keep a payload of more than ``SMALL_BYTES`` for the next run hashed
+        (not copied into the small ones' buffer, which would grow by copies), or hash one of
+        ``FEED_ALONE_BYTES`` or more at once, where it lies, after those before it."""
+        if self._joined:
+            self._run.append(self._joined)
+            self._joined = bytearray()
+        if len(raw) < FEED_ALONE_BYTES:
+            self._run.append(raw)
             return
-        self._disk.submit(rows, raws, first, n_bytes)
+        self._feed_run()
+        self._chain.feed_payloads(raw)
+
+    def _feed_run(self) -> None:
+        """In memory: hash the payloads not hashed yet (the run, then the small ones joined
+        since), joined, in one call."""
+        run, joined = self._run, self._joined
+        if joined:
+            run.append(joined)
+        if run:
+            self._chain.feed_payloads(run[0] if len(run) == 1 else b"".join(run))
+            self._run = []
+        self._joined = bytearray()
+
+    def _fed(self, pending_bytes: int) -> None:
+        """In memory, when a batch may be due or a run of payloads joined: chain the batch
+        (every ``flush_rows`` messages or ``flush_bytes`` bytes), or hash the run."""
+        if self._count - self._pending_seq >= self._flush_rows or (
+                pending_bytes >= self._flush_bytes):
+            self.flush()
+            return
+        self._feed_run()
+        self._feed_at = min(pending_bytes + _RUN_BYTES, self._flush_bytes)
+
+    def _submit(self, fields: list[Any], raws: list[Any], n_bytes: int) -> None:
+        """Hand the next rows (``fields``: theirs back to back, in one list) with their
+        payloads ``raws`` to the disk thread, which chains and writes them."""
+        assert self._disk is not None  # (a transcript in memory is chained by flush)
+        first = self._pending_seq
+        self._pending_seq = first + len(raws)
+        self._flush_at = self._pending_seq + self._flush_rows - 1  # (the row that fills one)
+        self._disk.submit(fields, raws, first, n_bytes)
         self._flush_due = perf_counter() + self._flush_seconds
 
     def flush(self) -> None:
-        """Hand the messages recorded so far, as one batch, to the background thread that
-        chains them (and writes them, when streaming to a file)."""
+        """Chain the messages recorded so far as one batch: here, for a transcript kept in
+        memory (their payloads hashed as they were recorded, joined a run at a time, the lock
+        released meanwhile), or in the background thread that also writes them to the file."""
         if not self._pending:
             return
-        self._submit(self._pending, self._pending_raw, self._pending_bytes)
-        self._pending, self._pending_raw = [], []
+        fields, self._pending = self._pending, []
+        if self._disk is not None:
+            self._submit(fields, self._pending_raw, self._pending_bytes)
+            self._pending_raw = []
+            self._pending_bytes = 0
+            return
+        chain, first = self._chain, self._pending_seq
+        n = self._count - first
+        self._feed_run()
+        lengths = np.fromiter(fields[PAYLOAD_BYTES::len(fields) // n], dtype=np.int64, count=n)
+        chain.add(flat_batch(fields, n, HASHED_SCHEMA, None, first), fed_lengths=lengths)
+        self._checkpoints.append((chain.n, chain.head()))
+        self._pending_seq = first + n
+        self._flush_at = first + n + self._flush_rows - 1  # (the row that fills one)
         self._pending_bytes = 0
+        self._feed_at = min(_RUN_BYTES, self._flush_bytes)
 
     def close(self, status: str = "complete", error: str | None = None) -> Transcript:
         """Finish the transcript and return it; a second call returns the same one.
@@ -313,33 +377,3 @@ def _delivered(dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes
     own[:] = data.reshape(-1).view(np.uint8)
     own.flags.writeable = False
     return own, own.view(dtype).reshape(shape)
-
-
-def write_transcript(transcript: Transcript, path: str | os.PathLike[str]) -> None:
-    """Write a transcript to ``path`` atomically; :func:`read_transcript` gives it back exactly."""
-    version = transcript.format_version
-    header_json = canonical_json(dict(transcript.header))
-    sink = ArrowSink(path, header_json, version)
-    chain = BatchChain(header_json, version) if version in BATCH_FORMATS else None
-
-    def write(rows: list[tuple[Message, bytes]]) -> None:
-        batch = to_batch(rows, sink.schema)
-        if chain is None:  # every message carries its chain value
-            sink.write_batch(batch, rows[-1][0].seq + 1, rows[-1][0].digest)
-            return
-        chain.add(batch)
-        sink.write_batch(batch, chain.n, chain.head())
-
-    try:
-        rows: list[tuple[Message, bytes]] = []
-        for message in transcript.messages:
-            rows.append((message, encode(message.payload)[3]))
-            if len(rows) >= 8192:
-                write(rows)
-                rows = []
-        if rows:
-            write(rows)
-        sink.finish(transcript.footer or {"status": "unknown"})
-    except BaseException:
-        sink.discard()
-        raise

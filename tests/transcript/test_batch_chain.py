@@ -71,6 +71,25 @@ def test_payloads_chained_where_they_lie_give_the_joined_batchs_value(
     assert apart.head() == head_of([rows]) and apart.n == len(rows)
 
 
+@settings(max_examples=40, deadline=None)
+@given(sizes=st.lists(st.sampled_from([0, 1, 7, 100, 50_000]), max_size=12),
+       cut=st.integers(0, 1 << 17))
+def test_payloads_fed_ahead_give_the_joined_batchs_value(sizes: list[int], cut: int) -> None:
+    """An in-memory writer hashes payload bytes as it records them, in runs cut anywhere, and
+    adds the batch with their lengths only."""
+    rng = np.random.default_rng(len(sizes))
+    raws = [rng.bytes(n) for n in sizes]
+    rows = [Message(i, 0, "main", "a", "b", "t", "bytes", "plain", "", "", (), raw, len(raw),
+                    {}, 0.0, 0.0, b"") for i, raw in enumerate(raws)]
+    joined = to_batch([(m, raw) for m, raw in zip(rows, raws, strict=True)], bare_schema("4"))
+    ahead = BatchChain(canonical_json(HEADER))
+    data = b"".join(raws)
+    ahead.feed_payloads(data[:cut])
+    ahead.feed_payloads(data[cut:])
+    ahead.add(joined.drop_columns(["payload"]), fed_lengths=np.array(sizes, dtype=np.int64))
+    assert ahead.head() == head_of([rows]) and ahead.n == len(rows)
+
+
 def test_a_sliced_batch_is_chained_like_a_built_one() -> None:
     rows = messages(12)
     batch = to_batch([(m, encode(m.payload)[3]) for m in rows], bare_schema("4"))
@@ -126,6 +145,30 @@ def test_a_file_and_memory_give_one_chain_value_whatever_the_batches(tmp_path: P
              read_transcript(tmp_path / "b.arrow").footer["head"],  # type: ignore[index]
              memory.close().footer["head"]}  # type: ignore[index]
     assert len(heads) == 1
+
+
+@pytest.mark.parametrize("flush_rows", [1, 3, 8192])
+def test_mixed_payloads_give_one_chain_value_in_a_file_and_in_memory(
+        tmp_path: Path, flush_rows: int) -> None:
+    """Small arrays, bytes, arrays of tens of kilobytes and of megabytes, in any order: the
+    in-memory writer (small ones joined, larger ones kept for the run, the largest hashed
+    where they lie) chains them as the file does."""
+    rng = np.random.default_rng(3)
+    sizes = [1, 700, 6_000, 40_000, 300_000, 140_000, 1 << 17, 2, 0, 5_000] * 3
+    payloads: list[np.ndarray | bytes] = [
+        rng.bytes(8 * n) if i % 7 == 3 else rng.normal(size=(n,) if i % 2 else (1, n))
+        for i, n in enumerate(sizes)]
+    heads = []
+    for path in (tmp_path / "t.arrow", None):
+        writer = TranscriptWriter(HEADER, path, flush_rows=flush_rows, flush_bytes=3 << 20)
+        for i, payload in enumerate(payloads):
+            got = writer.record(round=i, phase="p", sender="a", receiver="b", tag="t",
+                                payload=payload)
+            assert np.array_equal(np.asarray(got), np.asarray(payload))
+        transcript = writer.close()
+        assert transcript.verify().ok
+        heads.append(transcript.footer["head"])  # type: ignore[index]
+    assert heads[0] == heads[1] == read_transcript(tmp_path / "t.arrow").footer["head"]  # type: ignore[index]
 
 
 def test_an_edit_is_located_to_its_batch_from_the_file(tmp_path: Path) -> None:

@@ -58,3 +58,19 @@ def test_repeated_values_equal_pyarrow_array(text: str | bytes, shape: list[int]
         assert built.equals(pa.array(values, type=type_))
     with pytest.raises(OverflowError):
         column([2**31] * n, pa.int32())
+
+
+def test_a_batch_from_fields_back_to_back_equals_one_from_rows() -> None:
+    """The writer queues a batch's rows as their fields back to back in one list."""
+    import itertools
+
+    from fedsec.transcript.arrow_format import bare_schema
+    from fedsec.transcript.rows import flat_batch, rows_batch
+
+    rows = [(i // 3, "p", "ab"[i % 2], "ba"[i % 2], f"t{i % 4}", "array", "plain", "",
+             "<f8", (i % 3,), 8 * (i % 3), "{}" if i % 2 else '{"i":1}', 0.5 * i, 0.0,
+             None, 8 * (i % 3)) for i in range(10)]
+    payloads = pa.py_buffer(bytes(sum(r[15] for r in rows)))
+    flat = list(itertools.chain.from_iterable(rows))
+    assert flat_batch(flat, 10, bare_schema("4"), payloads, 5).equals(
+        rows_batch(rows, bare_schema("4"), payloads, 5))
