@@ -98,7 +98,8 @@ def main() -> None:
         found = [measure(case, seed, args) for seed in range(args.seed, args.seed + args.seeds)]
         runs = [f for f in found if isinstance(f, dict)]
         if not runs:
-            every = f" (each of {len(found)} seeds; seed {args.seed} shown)" if len(found) > 1 else ""
+            every = (f" (each of {len(found)} seeds; seed {args.seed} shown)"
+                     if len(found) > 1 else "")
             print(f"{head}{found[0]}{every} | | | |")
             continue
         if len(runs) < len(found):
