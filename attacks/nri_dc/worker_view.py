@@ -58,13 +58,19 @@ def fitted_rule(anchor: np.ndarray, labels: np.ndarray, *,
                              budget=MAX_ITER)
 
 
-def class_balance(anchor: np.ndarray, labels: np.ndarray, records: np.ndarray,
-                  classes: np.ndarray, *, regularization: float = 1.0,
-                  rule: Any = None) -> np.ndarray:
-    """The share of ``records`` the anchor's labelling rule gives each of ``classes``.
+def rule_balance(rule: Any, labels: np.ndarray, records: np.ndarray,
+                 classes: np.ndarray) -> np.ndarray:
+    """The share of ``records`` a :func:`fitted_rule` gives each of ``classes`` (None, for
+    labels of one class only: every record gets that class)."""
+    predicted = (np.full(records.shape[0], np.unique(labels)[0]) if rule is None
+                 else rule.predict(records))
+    return np.array([(predicted == c).mean() for c in classes])
 
-    The rule is :func:`fitted_rule` (fitted here unless given; one class only: every
-    record gets it).
+
+def class_balance(anchor: np.ndarray, labels: np.ndarray, records: np.ndarray,
+                  classes: np.ndarray, *, regularization: float = 1.0) -> np.ndarray:
+    """The share of ``records`` the anchor's labelling rule gives each of ``classes``
+    (:func:`fitted_rule`, then :func:`rule_balance`).
 
     Examples
     --------
@@ -73,13 +79,8 @@ def class_balance(anchor: np.ndarray, labels: np.ndarray, records: np.ndarray,
     ...               np.array([0, 1])).round(3).tolist()
     [0.333, 0.667]
     """
-    if rule is None:
-        rule, _ = fitted_rule(anchor, labels, regularization=regularization)
-    if rule is None:
-        predicted = np.full(records.shape[0], np.unique(labels)[0])
-    else:
-        predicted = rule.predict(records)
-    return np.array([(predicted == c).mean() for c in classes])
+    rule, _ = fitted_rule(anchor, labels, regularization=regularization)
+    return rule_balance(rule, labels, records, classes)
 
 
 def mixture_estimate(records: np.ndarray, labels: np.ndarray, classes: np.ndarray,
@@ -155,7 +156,7 @@ class WorkerView(NRIDCAttack):
         images = np.vstack([anchor] * len(got))
         classes = np.unique(np.concatenate([y, labels]))
         rule, fit = fitted_rule(images, labels, regularization=self.params.regularization)
-        balance = class_balance(images, labels, X, classes, rule=rule)
+        balance = rule_balance(rule, labels, X, classes)
         guess = mixture_estimate(X, y, classes, balance)
         mean = X.mean(axis=0)
         n_rows = X.shape[0] // len(view.knowledge)
