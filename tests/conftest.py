@@ -12,11 +12,13 @@ tests) draw from the operating system, as users' runs do."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import textwrap
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -53,6 +55,18 @@ def _nri_dc(*, defenses: tuple[tuple[str, dict[str, Any]], ...] = (), **options:
     options.setdefault("params", {})
     key = json.dumps({**options, "defenses": [list(d) for d in defenses]}, sort_keys=True)
     return _cached(key)
+
+
+#: The benchmark scripts' folder (plain scripts, no package; some import their siblings).
+BENCHMARKS = Path(__file__).resolve().parent / "benchmarks"
+
+
+@pytest.fixture
+def benchmark_script(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
+    """``benchmark_script(name)``: the script ``tests/benchmarks/<name>.py`` imported as a
+    module from its folder, for tests of its pure parts."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module
 
 
 @pytest.fixture

@@ -3,27 +3,15 @@ run's own training rows, never its test rows."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from fedsec.data import load_spec
 from fedsec.plan import plan
 from fedsec.runner import RunConfig, data_split
 from fedsec.seeding import generator
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "fedmv_tuned.py"
 
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("fedmv_tuned", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_validation_rows_split_the_runs_training_rows_and_keep_its_test_rows_out():
-    tuned = _load_script()
+def test_the_validation_rows_split_the_runs_training_rows_and_keep_its_test_rows_out(
+        benchmark_script):
+    tuned = benchmark_script("fedmv_tuned")
     spec = "mfeat:views=fou+kar"
     fit, validate = tuned.fitting_rows(spec, seed=3)
     assert not set(fit) & set(validate)

@@ -9,16 +9,11 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture
-def boxplots(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """The benchmark script, imported from its folder (tests/benchmarks is no package)."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import nri_dc_boxplots
-
-    return nri_dc_boxplots
+def boxplots(benchmark_script) -> ModuleType:
+    """The benchmark script."""
+    return benchmark_script("nri_dc_boxplots")
 
 
 def test_box_statistics_of_a_known_array(boxplots: ModuleType) -> None:
