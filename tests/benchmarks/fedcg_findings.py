@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from fedsec.errors import CapabilityError
 from fedsec.registry import create
+from fedsec.report.aggregate import mean_ci
 from fedsec.runner import RunConfig, run
 from fedsec.views import build_view
 
@@ -70,15 +69,17 @@ def measure(case: tuple, seed: int, args: argparse.Namespace) -> dict[str, float
 
 
 def cell(values: list[float]) -> str:
-    """One value, or the mean ± the half-width of its 95% normal interval over seeds.
+    """One value, or the mean ± the half-width of its 95% interval over seeds (the audit
+    report's :func:`~fedsec.report.aggregate.mean_ci`).
 
     >>> cell([0.5]), cell([0.4, 0.6])
     ('0.5', '0.5 ± 0.196')
     """
-    if len(values) == 1:
+    summary = mean_ci(values)
+    if summary["ci"] is None:
         return f"{values[0]:.3g}"
-    half = 1.96 * float(np.std(values, ddof=1)) / np.sqrt(len(values))
-    return f"{np.mean(values):.3g} ± {half:.3g}"
+    low, high = summary["ci"]
+    return f"{summary['mean']:.3g} ± {(high - low) / 2:.3g}"
 
 
 def main() -> None:
