@@ -17,7 +17,9 @@ pair and of the medians (the goal: at most 1.10), and the seconds the server spe
 recorder (rows built, digests, transcript writes). Both sides start and stop Ray, which
 dominates a run this small. Each run is a fresh process (``--one``), so no Ray or Flower state
 carries over from one run to the next. ``--timeline`` prints instead when each of the ServerApp's
-exchanges began and how long it took, for the wrapped apps with and without the server recording.
+exchanges began and how long it took, and when the run ended, for the bare apps and for the
+wrapped apps with and without the server recording. Flower's simulation engine and Ray are
+imported before the clock on every side. Each run also reports the machine's busy CPU seconds.
 """
 
 from __future__ import annotations
@@ -244,7 +246,7 @@ def in_fresh_process(side: str, n_clients: int, rounds: int) -> dict[str, float]
 
 
 def print_timelines(args: argparse.Namespace) -> None:
-    """``--timeline``: each exchange's start and duration, wrapped against recorded."""
+    """``--timeline``: each exchange's start and duration, bare, wrapped and recorded."""
     for repeat in range(args.repeats):
         order = ("bare", "wrapped", "recorded")
         order = order if repeat % 2 == 0 else order[::-1]
@@ -270,8 +272,9 @@ def main() -> None:
                         help="also run the wrapped apps with the server recording nothing, "
                              "to tell the client side's cost from the server side's")
     parser.add_argument("--timeline", action="store_true",
-                        help="instead of timing whole runs, print each exchange of a wrapped "
-                             "and a recorded run (fresh processes, alternated --repeats times)")
+                        help="instead of timing whole runs, print each exchange of a bare, a "
+                             "wrapped and a recorded run (fresh processes, alternated --repeats "
+                             "times)")
     parser.add_argument("--one", choices=("bare", "wrapped", "recorded"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--one-timeline", choices=("bare", "wrapped", "recorded"),
