@@ -194,3 +194,42 @@ def conjugate_gradient(
         if on_epoch is not None:
             on_epoch(epochs, alpha, p)
     return CGResult(alpha=alpha, epochs=epochs, residuals=tuple(history), converged=converged)
+
+
+def stop_bounds(K: np.ndarray, lam: float, Y: np.ndarray, alpha0: np.ndarray,
+                alpha: np.ndarray, tol: float, K_test: np.ndarray) -> tuple[float, float]:
+    """How far apart two solutions that both met CG's stopping rule may lie: relative, as a
+    comparison measures it (the largest difference over the largest value), for ``alpha``
+    and for the test scores ``K_test alpha``.
+
+    CG on ``A alpha = b`` (``A = K^T K + lam I``, ``b = K^T Y``) stops once every column's
+    squared residual is below ``tol`` times its start, whatever order its sums ran in. Two
+    solutions with residuals ``r1``, ``r2`` differ by ``A^-1 (r1 - r2)``, so an entry of
+    ``alpha`` by at most its row of ``A^-1`` (in norm) times ``|r1| + |r2|``, and a test score
+    by its row of ``K_test A^-1`` times the same. Each residual is bounded by twice the larger
+    of the stopping threshold and the solution's own residual (recomputed: rounding may leave
+    it above the threshold CG's running residual met).
+
+    Examples
+    --------
+    >>> K = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> Y = np.array([[1.0], [0.0], [1.0]])
+    >>> A = K.T @ K + 0.1 * np.eye(2)
+    >>> exact = np.linalg.solve(A, K.T @ Y)
+    >>> a, s = stop_bounds(K, 0.1, Y, np.zeros((2, 1)), exact, 1e-20, K)
+    >>> bool(0 < a < 1e-8), bool(0 < s < 1e-8)
+    (True, True)
+    """
+    gram = K.T @ K
+    A = gram + lam * np.eye(len(gram))
+    b = K.T @ Y
+    start = np.linalg.norm(b - A @ alpha0, axis=0).max()
+    own = np.linalg.norm(b - A @ alpha, axis=0).max()
+    apart = 2.0 * 2.0 * max(float(np.sqrt(tol)) * float(start), float(own))  # |r1| + |r2|
+    inverse = np.linalg.inv(A)
+    moved_alpha = float(np.linalg.norm(inverse, axis=1).max()) * apart
+    moved_scores = (float(np.linalg.norm(K_test @ inverse, axis=1).max()) * apart
+                    if K_test.size else 0.0)
+    scale, scores = float(np.abs(alpha).max()), float(np.abs(K_test @ alpha).max(initial=0.0))
+    return (moved_alpha / scale if scale > 0 else moved_alpha,
+            moved_scores / scores if scores > 0 else moved_scores)

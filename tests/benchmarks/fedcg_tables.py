@@ -16,7 +16,8 @@ the same binary tasks and partitions as ``fedcg_table1.py``):
 Each row is one dataset and method: our test accuracy, recall and precision as mean ± 2 std
 (numpy's std, ddof 0) over the runs, the paper's beside each, our mean stop epoch, and for
 FedCG the largest relative gap between its alpha and CenCG's over the runs and the runs
-whose alphas agree within the protocol's tolerance (1e-8). Recall and
+whose alphas agree within the protocol's tolerance (1e-8, or the distance CG's stopping rule
+allows two solutions, where larger: CenCG's ``stop_bound_*`` metrics). Recall and
 precision are of class 1 (the dataset's second class name: ``g`` on Ionosphere, ``M`` on
 Sonar, the named class on Iris and Wine), except on Breast Cancer, where they are of
 ``malignant`` (the protocol's ``positive_class``; :data:`POSITIVE`), the paper's reading: its
