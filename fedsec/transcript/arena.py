@@ -1,11 +1,12 @@
 """Where a batch's payload bytes go: the plan that cuts the messages into batches, and the
 buffer the transcript's thread packs each batch's payloads into.
 
-The recording thread copies nothing for the file: each receiver's payload is its own copy,
-and those copies are what the transcript's thread packs back to back (a record batch needs its
-payloads in one buffer) before hashing and writing them. The packing buffer is reused batch
-after batch, since a batch's bytes are in the file once it is written: its pages are faulted in
-once, by that thread, off the run's path.
+The recording thread copies nothing for the file: each receiver's payload is its own copy
+(``bytes``), and those copies are what the transcript's thread packs back to back (a record
+batch needs its payloads in one buffer) before hashing and writing them, with ``bytes.join``,
+which lets the interpreter lock go while it copies a megabyte or more. Payloads of any other
+type are copied into a buffer reused batch after batch (a batch's bytes are in the file once
+it is written).
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ class ChunkPlan:
 class Packer:
     """Packs a batch's payloads (bytes, or uint8 arrays) back to back into one buffer.
 
-    A lone payload is used as it is; a few small ones are joined; larger batches are copied
-    into a buffer kept for the next batch (valid until :meth:`pack` is called again).
+    A lone payload is used as it is; ``bytes`` and a few small payloads of other types are
+    joined; larger batches of other types are copied into a buffer kept for the next batch
+    (valid until :meth:`pack` is called again).
 
     Examples
     --------
@@ -74,10 +76,13 @@ class Packer:
         self.buffer = np.empty(0, dtype=np.uint8)
 
     def pack(self, raws: Sequence[Any], n_bytes: int) -> pa.Buffer:
-        """``raws`` (``n_bytes`` in all) as one buffer."""
+        """``raws`` (``n_bytes`` in all) as one buffer: joined when they are all ``bytes``
+        (``bytes.join`` lets the interpreter lock go while it copies a megabyte or more, so
+        the run goes on meanwhile; the allocator hands back the previous batch's memory), or
+        a few small ones; else copied into the buffer kept for the next batch."""
         if len(raws) == 1:
             return pa.py_buffer(raws[0])
-        if n_bytes < _JOIN_BYTES:
+        if n_bytes < _JOIN_BYTES or all(type(raw) is bytes for raw in raws):
             return pa.py_buffer(b"".join(raws))
         if len(self.buffer) < n_bytes:
             self.buffer = np.empty(max(n_bytes, 2 * len(self.buffer)), dtype=np.uint8)

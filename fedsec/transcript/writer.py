@@ -115,7 +115,7 @@ class TranscriptWriter:
         self._pending_seq = 0  # the first pending message's position
         self._flush_at = flush_rows - 1  # the position of the message that fills a batch
         self._shape: tuple[int, ...] = ()  # the last small array's shape
-        self._pending_raw: list[Any] = []  # their wire bytes (bytes, read-only uint8 arrays)
+        self._pending_raw: list[Any] = []  # their wire bytes
         self._pending_bytes = 0
         # in memory, the pending payloads not hashed yet: the small ones joined (the last
         # ones), the larger ones and the small ones before them in order (the run)
@@ -365,15 +365,12 @@ class TranscriptWriter:
 
 def _delivered(dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes
                ) -> tuple[bytes | np.ndarray, np.ndarray | bytes]:
-    """The wire bytes to chain and write (bytes, or a read-only uint8 array) and the payload
-    the receiver gets, which is its own: no later change by the sender reaches it, and no
-    buffer of the writer is held by it. An array is copied once."""
+    """The wire bytes to chain and write and the payload the receiver gets, which is its own:
+    no later change by the sender reaches it, and no buffer of the writer is held by it. An
+    array is copied once, into bytes the delivered array reads (read-only): the disk thread
+    joins a batch's bytes with ``bytes.join``, which leaves the interpreter lock to the run
+    while it copies (it keeps it for any other buffer)."""
     if isinstance(data, bytes):
         return data, data
-    if data.nbytes <= SMALL_BYTES:
-        raw = data.tobytes()
-        return raw, np.frombuffer(raw, dtype=data.dtype).reshape(shape)  # read-only
-    own = np.empty(data.nbytes, dtype=np.uint8)
-    own[:] = data.reshape(-1).view(np.uint8)
-    own.flags.writeable = False
-    return own, own.view(dtype).reshape(shape)
+    raw = data.tobytes()
+    return raw, np.frombuffer(raw, dtype=data.dtype).reshape(shape)
