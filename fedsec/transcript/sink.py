@@ -15,7 +15,7 @@ import pyarrow.ipc as ipc
 
 from fedsec.cost import Tally
 from fedsec.transcript import arrow_format as fmt
-from fedsec.transcript.arena import Packer
+from fedsec.transcript.arena import pack
 from fedsec.transcript.batch_chain import BatchChain
 from fedsec.transcript.message import Message, canonical_json
 from fedsec.transcript.rows import flat_batch, joined, message_of, row_of, rows_batch
@@ -27,7 +27,7 @@ IN_FLIGHT_BYTES = 64 << 20
 COUNT_BY_COLUMNS = 64
 #: What the transcript's thread is given per batch: the rows' fields back to back (one
 #: list: the first row's, then the second's...), payloads, first position, bytes.
-Job = tuple[list[Any], Sequence[Any], int, int]
+Job = tuple[list[Any], Sequence[bytes], int, int]
 
 
 class ArrowSink:
@@ -88,7 +88,7 @@ class DiskWriter(threading.Thread):
     Each job is a batch's rows (their fields back to back in one list, as the recording
     thread appends them: no transposition of tuples here), its payloads (each receiver's own
     copy, or the bytes the sender gave), its first message's position and its payload bytes.
-    The thread packs the payloads into one buffer (:class:`~fedsec.transcript.arena.Packer`),
+    The thread packs the payloads into one buffer (:func:`~fedsec.transcript.arena.pack`),
     builds the batch, feeds ``chain`` and writes the batch to ``sink``, with the chain value
     after it in the batch's metadata and on ``checkpoints``. The batch's traffic is added to
     ``tally``, from its columns or, for a batch of a few rows, from its messages (cheaper one
@@ -110,9 +110,8 @@ class DiskWriter(threading.Thread):
         self.max_in_flight = IN_FLIGHT_BYTES if max_in_flight is None else max_in_flight
         self._in_flight = 0
         self._written = threading.Condition()
-        self._packer = Packer()
 
-    def submit(self, fields: list[Any], raws: Sequence[Any], first: int,
+    def submit(self, fields: list[Any], raws: Sequence[bytes], first: int,
                n_bytes: int) -> None:
         """Queue a batch (``n_bytes`` of payload), first waiting while too much is queued."""
         with self._written:
@@ -126,7 +125,7 @@ class DiskWriter(threading.Thread):
         while (job := self.inbox.get()) is not None:
             if self.error is None:
                 try:
-                    self._write(*job)
+                    self._write(*job[:3])
                 except BaseException as error:  # raised in the recording thread
                     self.error = error
             n_bytes = job[3]
@@ -135,11 +134,10 @@ class DiskWriter(threading.Thread):
                 self._in_flight -= n_bytes
                 self._written.notify_all()
 
-    def _write(self, fields: list[Any], raws: Sequence[Any], first: int,
-               n_bytes: int) -> None:
+    def _write(self, fields: list[Any], raws: Sequence[bytes], first: int) -> None:
         chain = self.chain
         n = len(raws)
-        batch = flat_batch(fields, n, self.sink.schema, self._packer.pack(raws, n_bytes), first)
+        batch = flat_batch(fields, n, self.sink.schema, pack(raws), first)
         chain.add(batch)
         head = chain.head()
         self.checkpoints.append((chain.n, head))

@@ -115,12 +115,12 @@ class TranscriptWriter:
         self._pending_seq = 0  # the first pending message's position
         self._flush_at = flush_rows - 1  # the position of the message that fills a batch
         self._shape: tuple[int, ...] = ()  # the last small array's shape
-        self._pending_raw: list[Any] = []  # their wire bytes
+        self._pending_raw: list[bytes] = []  # their wire bytes
         self._pending_bytes = 0
         # in memory, the pending payloads not hashed yet: the small ones joined (the last
         # ones), the larger ones and the small ones before them in order (the run)
         self._joined = bytearray()
-        self._run: list[Any] = []
+        self._run: list[bytes | bytearray] = []
         self._feed_at = min(_RUN_BYTES, flush_bytes)
         self._flush_rows = flush_rows
         self._flush_bytes = flush_bytes
@@ -193,7 +193,7 @@ class TranscriptWriter:
                 shape = self._shape  # at once, so the garbage collector counts one fewer
             else:
                 self._shape = shape
-            raw: bytes | np.ndarray = payload.tobytes()  # C order, whatever the array's own
+            raw = payload.tobytes()  # C order, whatever the array's own
             delivered: np.ndarray | bytes = (  # read-only: bytes cannot change
                 np.frombuffer(raw, wire_type) if len(shape) == 1
                 else np.ndarray(shape, wire_type, raw))
@@ -215,7 +215,7 @@ class TranscriptWriter:
             pending += row  # (its fields, appended in one C call: batches slice columns)
             if n <= SMALL_BYTES:  # copied after the small payloads before it
                 joined = self._joined
-                joined += raw  # type: ignore[arg-type]  # (bytes: a small payload always is)
+                joined += raw
             else:
                 self._add_large(raw)
             self._pending_bytes = pending_bytes = self._pending_bytes + n
@@ -240,7 +240,7 @@ class TranscriptWriter:
             self.flush()
         return delivered
 
-    def _add_large(self, raw: bytes | np.ndarray) -> None:
+    def _add_large(self, raw: bytes) -> None:
         """In memory: keep a payload of more than ``SMALL_BYTES`` for the next run hashed
         (not copied into the small ones' buffer, which would grow by copies), or hash one of
         ``FEED_ALONE_BYTES`` or more at once, where it lies, after those before it."""
@@ -274,7 +274,7 @@ class TranscriptWriter:
         self._feed_run()
         self._feed_at = min(pending_bytes + _RUN_BYTES, self._flush_bytes)
 
-    def _submit(self, fields: list[Any], raws: list[Any], n_bytes: int) -> None:
+    def _submit(self, fields: list[Any], raws: list[bytes], n_bytes: int) -> None:
         """Hand the next rows (``fields``: theirs back to back, in one list) with their
         payloads ``raws`` to the disk thread, which chains and writes them."""
         assert self._disk is not None  # (a transcript in memory is chained by flush)
@@ -364,7 +364,7 @@ class TranscriptWriter:
 
 
 def _delivered(dtype: str, shape: tuple[int, ...], data: np.ndarray | bytes
-               ) -> tuple[bytes | np.ndarray, np.ndarray | bytes]:
+               ) -> tuple[bytes, np.ndarray | bytes]:
     """The wire bytes to chain and write and the payload the receiver gets, which is its own:
     no later change by the sender reaches it, and no buffer of the writer is held by it. An
     array is copied once, into bytes the delivered array reads (read-only): the disk thread

@@ -104,35 +104,30 @@ def test_a_receiver_gets_its_own_payload(tmp_path: Path) -> None:
         writer.close()
 
 
-def test_batches_of_bytes_are_joined_and_other_payloads_packed_into_one_buffer() -> None:
-    from fedsec.transcript.arena import Packer
+def test_a_batch_of_bytes_is_joined_and_a_lone_payload_used_as_it_is() -> None:
+    from fedsec.transcript.arena import pack
 
-    packer = Packer()
     parts = [bytes([i]) * 40_000 for i in range(60)]  # 2.4 MB of bytes: joined
-    assert packer.pack(parts, 2_400_000).to_pybytes() == b"".join(parts)
-    assert len(packer.buffer) == 0  # no packing buffer was needed
-    arrays = [np.frombuffer(part, np.uint8) for part in parts]
-    first = packer.pack(arrays, 2_400_000)
-    assert first.to_pybytes() == b"".join(parts)
-    at = packer.buffer.ctypes.data
-    assert packer.pack(arrays[::-1], 2_400_000).to_pybytes() == b"".join(parts[::-1])
-    assert packer.buffer.ctypes.data == at  # the same buffer, batch after batch
+    assert pack(parts).to_pybytes() == b"".join(parts)
+    import pyarrow as pa
+
+    assert pack(parts[:1]).address == pa.py_buffer(parts[0]).address  # no copy
 
 
 def test_recorded_arrays_reach_the_disk_thread_as_bytes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each receiver's copy is bytes, so the disk thread joins a batch with bytes.join (which
     lets the interpreter lock go while it copies) instead of copying payload by payload."""
-    from fedsec.transcript.arena import Packer
+    from fedsec.transcript import sink
 
     kinds: set[type] = set()
-    original = Packer.pack
+    original = sink.pack
 
-    def seen(self: Packer, raws: list, n_bytes: int):  # type: ignore[no-untyped-def]
+    def seen(raws: list):  # type: ignore[no-untyped-def]
         kinds.update(map(type, raws))
-        return original(self, raws, n_bytes)
+        return original(raws)
 
-    monkeypatch.setattr(Packer, "pack", seen)
+    monkeypatch.setattr(sink, "pack", seen)
     writer = TranscriptWriter(HEADER, tmp_path / "t.arrow", flush_rows=16)
     for i in range(200):  # small, mid-size and large arrays, 8 MB in all
         writer.record(round=0, phase="p", sender="a", receiver="b", tag="t.x",
