@@ -337,9 +337,9 @@ def rbfgs(cost: CostAndGradient, start: np.ndarray, manifold: FixedRankProduct, 
         if tol > 0 and change <= tol * max(abs(history[-2]), abs(value), 1.0):
             reason = "objective"
     return OptimizerResult(point=X, value=float(value), iterations=iterations,
-                       converged=reason in ("gradient", "objective"), reason=reason,
-                       history=tuple(history), gradient_norms=tuple(norms),
-                       evaluations=evaluations)
+                           converged=reason in ("gradient", "objective"), reason=reason,
+                           history=tuple(history), gradient_norms=tuple(norms),
+                           evaluations=evaluations)
 
 
 def lbfgs_b(cost: CostAndGradient, start: np.ndarray, manifold: FixedRankProduct, *,

@@ -24,6 +24,15 @@ def random_point(rng: np.random.Generator, heights: list[int], n_columns: int,
     return np.vstack(blocks), mf.FixedRankProduct(spans=spans, n_columns=n_columns, rank=rank)
 
 
+def drawn_point(data: st.DataObject, heights: list[int], n_columns: int, seed: int
+                ) -> tuple[np.random.Generator, np.ndarray, mf.FixedRankProduct]:
+    """A :func:`random_point` at a rank hypothesis draws (1 to the smallest block dimension),
+    with the generator that made it."""
+    rank = data.draw(st.integers(1, min([n_columns, *heights])))
+    rng = np.random.default_rng(seed)
+    return (rng, *random_point(rng, heights, n_columns, rank))
+
+
 def tangent(rng: np.random.Generator, X: np.ndarray, manifold: mf.FixedRankProduct
             ) -> np.ndarray:
     """A random unit tangent vector at ``X``."""
@@ -65,9 +74,7 @@ def pima_anchors(seed: int, n_workers: int = 13, n_anchor: int = 500) -> list[np
        st.integers(0, 10_000), st.data())
 def test_projection_is_an_orthogonal_projector_onto_the_tangent_space(
         heights: list[int], n_columns: int, seed: int, data: st.DataObject) -> None:
-    rank = data.draw(st.integers(1, min([n_columns, *heights])))
-    rng = np.random.default_rng(seed)
-    X, manifold = random_point(rng, heights, n_columns, rank)
+    rng, X, manifold = drawn_point(data, heights, n_columns, seed)
     normals = mf.normal_factors(X, manifold)
     Z, W = rng.standard_normal(X.shape), rng.standard_normal(X.shape)
     PZ = mf.project(normals, Z, manifold.spans)
@@ -99,10 +106,9 @@ def test_at_full_rank_the_geometry_is_euclidean() -> None:
        st.integers(0, 10_000), st.data())
 def test_the_retraction_stays_on_the_manifold_and_is_first_order(
         heights: list[int], n_columns: int, seed: int, data: st.DataObject) -> None:
-    rank = data.draw(st.integers(1, min([n_columns, *heights])))
-    rng = np.random.default_rng(seed)
-    X, manifold = random_point(rng, heights, n_columns, rank)
-    smallest = min(np.linalg.svd(X[a:b], compute_uv=False)[rank - 1] for a, b in manifold.spans)
+    rng, X, manifold = drawn_point(data, heights, n_columns, seed)
+    smallest = min(np.linalg.svd(X[a:b], compute_uv=False)[manifold.rank - 1]
+                   for a, b in manifold.spans)
     xi = tangent(rng, X, manifold)
     np.testing.assert_allclose(mf.retract(X, 0 * xi, manifold), X, atol=1e-12)
     errors = []
