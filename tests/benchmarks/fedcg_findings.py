@@ -103,8 +103,9 @@ def main() -> None:
                      if len(found) > 1 else "")
             print(f"{head}{found[0]}{every} | | | |")
             continue
-        if len(runs) < len(found):
-            head += f"({len(found) - len(runs)} of {len(found)} seeds: {found[0]}) "
+        if len(runs) < len(found):  # say why the others measured nothing
+            why = next(f for f in found if isinstance(f, str))
+            head += f"({len(found) - len(runs)} of {len(found)} seeds: {why}) "
 
         def of(key: str, rows: list[dict[str, float]] = runs) -> str:
             return cell([r[key] for r in rows])
