@@ -31,11 +31,12 @@ QUICK: dict[str, dict[str, Any]] = {
 }
 #: Smaller budgets for the attacks whose defaults take minutes (conformance checks what they
 #: report and that they repeat, not how strong they are: tests/attacks/ and
-#: tests/benchmarks/bench_attack_strength.py do that).
+#: tests/benchmarks/bench_attack_strength.py do that). One L-BFGS step of dlg, idlg and
+#: fedavg-inversion is up to 20 iterations with their line searches.
 SMALL_BUDGET: dict[str, dict[str, Any]] = {
     "inverting-gradients": {"steps": 40, "restarts": 1, "max_samples": 4},
-    "dlg": {"steps": 3, "max_samples": 4}, "idlg": {"steps": 3, "restarts": 1, "max_samples": 4},
-    "fedavg-inversion": {"steps": 3, "max_samples": 4},
+    "dlg": {"steps": 1, "max_samples": 4}, "idlg": {"steps": 1, "restarts": 1, "max_samples": 4},
+    "fedavg-inversion": {"steps": 1, "max_samples": 4},
     "embedding-inversion": {"steps": 20, "starts": "prior", "sources": "test", "max_rows": 20},
     "inverse-network": {"epochs": 30, "patience": 5, "hidden": 64},
 }
